@@ -1,0 +1,1 @@
+"""PokéBench: how well AI models play Pokémon battles."""

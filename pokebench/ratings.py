@@ -1,0 +1,259 @@
+"""Bradley–Terry Elo ratings with mirror-pair bootstrap intervals (method, section 5).
+
+P(A beats B) = 1 / (1 + 10**((R_B - R_A) / 400)); a tie is half a win for each side.
+All games are fitted at once as the MAP under an independent N(0, prior_sd²) prior on
+each rating. The prior is centred at 0 *before* anchoring: at the optimum the ratings
+then average exactly 0 (the likelihood gradient sums to zero), so the prior means "each
+rating starts 800 points around the average player", independent of which player is the
+anchor. Only afterwards is everything shifted so that the anchor sits at ``anchor_elo``.
+
+Games are folded into a pairwise score matrix W[i, j] (wins of i over j, ties 0.5) and
+N[i, j] (games between i and j); the fit is Newton's method on that matrix, batched over
+bootstrap samples as arrays of shape (B, n, n).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+
+__all__ = ["RatingsError", "fit_ratings", "head_to_head", "player_summary", "score_matrix"]
+
+SCALE = math.log(10) / 400  # Elo points -> natural log-odds
+_SCORE = {"p1": 1.0, "tie": 0.5, "p2": 0.0}  # score of p1
+
+
+class RatingsError(ValueError):
+    """The games cannot give meaningful ratings (no games, one player, disconnected...)."""
+
+
+def _finished(games: pd.DataFrame, unit_cols: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """Validated finished games without self-play (column ``s1`` is p1's score), and the
+    sorted names of all players in finished games."""
+    need = ["p1", "p2", "winner"] + (["matchup", "pair"] if unit_cols else [])
+    if games.empty:
+        raise RatingsError("no finished games: the games table is empty")
+    missing = [c for c in need if c not in games.columns]
+    if missing:
+        raise RatingsError(f"games table lacks column(s) {missing}; it has {list(games.columns)}")
+    g = games[games["status"] == "finished"] if "status" in games.columns else games
+    if g.empty:
+        raise RatingsError("no finished games: ratings need at least one finished game")
+    bad = sorted(set(g["winner"].dropna().unique()) - set(_SCORE), key=str) + (
+        ["<missing>"] if g["winner"].isna().any() else [])
+    if bad:
+        raise RatingsError(f"winner must be 'p1', 'p2' or 'tie'; found {bad}")
+    g = g.assign(p1=g["p1"].astype(str), p2=g["p2"].astype(str), s1=g["winner"].map(_SCORE))
+    players = sorted(set(g["p1"]) | set(g["p2"]))
+    self_play = (g["p1"] == g["p2"]).to_numpy()
+    if self_play.any():
+        # A game against oneself says nothing about strength: drop it, but keep the player
+        # in the list, so one with only such games is reported as disconnected.
+        warnings.warn(f"ignoring {int(self_play.sum())} game(s) of a player against itself")
+        g = g[~self_play]
+    return g, players
+
+
+def _indices(g: pd.DataFrame, players: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    index = pd.Index(players)
+    i, j = index.get_indexer(g["p1"]), index.get_indexer(g["p2"])
+    if (i < 0).any() or (j < 0).any():
+        unknown = sorted((set(g["p1"]) | set(g["p2"])) - set(players))
+        raise RatingsError(f"players {unknown} are in the games but not in `players`")
+    return i, j, g["s1"].to_numpy(float)
+
+
+def _matrices(i, j, s1, n: int) -> tuple[np.ndarray, np.ndarray]:
+    W = np.bincount(i * n + j, weights=s1, minlength=n * n) + np.bincount(
+        j * n + i, weights=1.0 - s1, minlength=n * n)
+    N = np.bincount(i * n + j, minlength=n * n) + np.bincount(j * n + i, minlength=n * n)
+    return W.reshape(n, n), N.reshape(n, n).astype(float)
+
+
+def score_matrix(games: pd.DataFrame, players: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Fold finished games into W[i, j] (wins of players[i] over players[j], a tie counting
+    0.5) and N[i, j] (games between them). W + W.T == N; the diagonal is 0."""
+    g, _ = _finished(games)
+    return _matrices(*_indices(g, list(players)), len(players))
+
+
+def _long(g: pd.DataFrame) -> pd.DataFrame:
+    """Two rows per game, one from each side: player, opponent, score (1, 0.5 or 0)."""
+    return pd.DataFrame({
+        "player": np.r_[g["p1"].to_numpy(), g["p2"].to_numpy()],
+        "opponent": np.r_[g["p2"].to_numpy(), g["p1"].to_numpy()],
+        "score": np.r_[g["s1"].to_numpy(), 1.0 - g["s1"].to_numpy()]})
+
+
+def _tally(long: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    s = long["score"]
+    t = long.assign(wins=s == 1.0, ties=s == 0.5, losses=s == 0.0).groupby(by)[
+        ["wins", "ties", "losses"]].sum().astype(int)
+    t["games"] = t.sum(axis=1)
+    t["win_rate"] = (t["wins"] + 0.5 * t["ties"]) / t["games"]
+    return t.reset_index()
+
+
+def head_to_head(games: pd.DataFrame) -> pd.DataFrame:
+    """One row per ordered (player, opponent) that met: wins, ties, losses, games and
+    win_rate (ties count half), all from ``player``'s point of view."""
+    return _tally(_long(_finished(games)[0]), ["player", "opponent"])
+
+
+def player_summary(games: pd.DataFrame) -> pd.DataFrame:
+    """Per player: games, wins, ties, losses and win_rate (ties count half)."""
+    t = _tally(_long(_finished(games)[0]), ["player"])
+    return t[["player", "games", "wins", "ties", "losses", "win_rate"]]
+
+
+class _Folded(NamedTuple):
+    W: np.ndarray  # (n, n) full-data score matrix
+    N: np.ndarray
+    unit_counts: np.ndarray  # (T,) number of resampling units of each type
+    S_w: sparse.csr_matrix  # (n*n, T) upper-triangle wins contributed by one unit of a type
+    S_n: sparse.csr_matrix  # (n*n, T) games contributed by one unit of a type
+
+
+def _fold(g: pd.DataFrame, players: list[str]) -> _Folded:
+    """Score matrices plus the resampling units, grouped by their contribution.
+
+    A unit is a mirror pair (run, matchup, pair), or what is left of it when a game was a
+    harness error. Units with identical contributions to the score matrix (same player pair,
+    same number of games, same score) are interchangeable, so drawing U units with
+    replacement is a multinomial draw over the few distinct unit *types* (at most 8 per
+    player pair for mirror pairs): the bootstrap then never touches individual games.
+    """
+    n = len(players)
+    i, j, s1 = _indices(g, players)
+    W, N = _matrices(i, j, s1, n)
+    keys = [c for c in ("run", "matchup", "pair") if c in g.columns]
+    unit = g.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    cell = lo * n + hi  # upper-triangle cell; the score is the lower-index player's
+    w = np.where(i < j, s1, 1.0 - s1)
+    uc, inv = np.unique(unit * n * n + cell, return_inverse=True)
+    w_r, n_r = np.bincount(inv, weights=w), np.bincount(inv)
+    unit_r, cell_r = np.divmod(uc, n * n)
+    multi = np.bincount(unit_r)[unit_r] > 1  # a unit spanning several player pairs (odd data)
+    m = int(n_r.max()) + 1
+    sig = np.where(multi, -1 - unit_r, (cell_r * 2 * m + np.rint(2 * w_r).astype(np.int64)) * m + n_r)
+    types, type_r = np.unique(sig, return_inverse=True)
+    first = np.r_[True, unit_r[1:] != unit_r[:-1]]  # uc is sorted by unit
+    counts = np.bincount(type_r[first], minlength=len(types))
+    # one unit's contribution per type: units of a type contribute identically, so keep one
+    # row per (type, cell) (a multi-pair type is a single unit with one row per cell)
+    _, rep = np.unique(type_r * n * n + cell_r, return_index=True)
+    shape = (n * n, len(types))
+    S_w = sparse.csr_matrix((w_r[rep], (cell_r[rep], type_r[rep])), shape=shape)
+    S_n = sparse.csr_matrix((n_r[rep].astype(float), (cell_r[rep], type_r[rep])), shape=shape)
+    return _Folded(W, N, counts, S_w, S_n)
+
+
+def _bootstrap_matrices(f: _Folded, n_bootstrap: int, rng: np.random.Generator):
+    """(B, n, n) W and N of bootstrap samples that each draw as many units as there are."""
+    n, U = f.W.shape[0], int(f.unit_counts.sum())
+    K = rng.multinomial(U, f.unit_counts / U, size=n_bootstrap)  # (B, T) units drawn per type
+    Wu = np.asarray(f.S_w @ K.T).T.reshape(-1, n, n)  # upper triangle only
+    Nu = np.asarray(f.S_n @ K.T).T.reshape(-1, n, n)
+    return Wu + (Nu - Wu).transpose(0, 2, 1), Nu + Nu.transpose(0, 2, 1)
+
+
+def _log_posterior(r: np.ndarray, W: np.ndarray, prior_sd: float) -> np.ndarray:
+    d = SCALE * (r[..., :, None] - r[..., None, :])
+    return -(W * np.logaddexp(0.0, -d)).sum(axis=(-2, -1)) - (r**2).sum(-1) / (2 * prior_sd**2)
+
+
+def _newton(W, N, prior_sd: float, r0=None, tol: float = 1e-10, max_iter: int = 100):
+    """MAP ratings (Elo, mean 0) for score matrices of shape (..., n, n).
+
+    Exact gradient and Hessian; the log posterior is strictly concave (the prior makes -H
+    positive definite), so Newton converges in a handful of steps. A step that would lower
+    the posterior (possible only far from the optimum) is halved, per sample.
+    """
+    prec = 1.0 / prior_sd**2
+    r = np.zeros(W.shape[:-1]) if r0 is None else np.array(np.broadcast_to(r0, W.shape[:-1]))
+    f = _log_posterior(r, W, prior_sd)
+    for _ in range(max_iter):
+        p = expit(SCALE * (r[..., :, None] - r[..., None, :]))
+        grad = SCALE * (W - N * p).sum(-1) - prec * r
+        c = SCALE**2 * N * p * (1.0 - p)
+        A = -c  # A = -Hessian
+        diag = np.einsum("...ii->...i", A)
+        diag += c.sum(-1) + prec
+        step = np.linalg.solve(A, grad[..., None])[..., 0]
+        t = np.ones(f.shape)
+        for _ in range(60):
+            r_new = r + t[..., None] * step
+            f_new = _log_posterior(r_new, W, prior_sd)
+            worse = f_new < f - 1e-12 * (1.0 + np.abs(f))  # allow rounding noise
+            if not worse.any():
+                break
+            t = np.where(worse, t / 2, t)
+        # The optimum has mean exactly 0 (the likelihood gradient sums to 0); re-centring
+        # removes rounding drift along that direction, which only the weak prior pins down.
+        r = r_new - r_new.mean(-1, keepdims=True)
+        f = _log_posterior(r, W, prior_sd)
+        if np.abs(grad).max() < tol or np.abs(t[..., None] * step).max() < tol:
+            return r
+    raise RatingsError(f"Newton did not converge in {max_iter} iterations")
+
+
+def _check_connected(N: np.ndarray, players: list[str]) -> None:
+    k, label = connected_components(sparse.csr_matrix(N > 0), directed=False)
+    if k > 1:
+        groups = "; ".join("{" + ", ".join(p for p, l in zip(players, label) if l == c) + "}"
+                           for c in range(k))
+        raise RatingsError(f"players form {k} groups that never met each other: {groups}. "
+                           "Ratings across these groups are not comparable.")
+
+
+def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: float = 1000.0,
+                prior_sd: float = 800.0, n_bootstrap: int = 200, seed: int = 0,
+                ci: float = 0.95) -> pd.DataFrame:
+    """Elo ratings with bootstrap percentile intervals, sorted by elo (descending).
+
+    Returns columns player, elo, ci_low, ci_high, games, wins, ties, losses, win_rate.
+    The anchor is exactly ``anchor_elo`` in the point fit and in every bootstrap sample, so
+    its interval is anchor_elo–anchor_elo. Bootstrap samples draw mirror pairs (both games
+    together) with replacement; a game whose partner is missing is its own unit.
+
+    The interval is the percentile interval of the anchored samples, *extended to contain
+    the point estimate* when it does not (possible with few samples or skewed bootstrap
+    distributions): a reported interval never excludes its own point. With n_bootstrap=0
+    the interval columns are NaN.
+    """
+    g, players = _finished(games, unit_cols=True)
+    if len(players) < 2:
+        raise RatingsError(f"only one player ({players[0]}): ratings need games between two or more")
+    if anchor not in players:
+        raise RatingsError(f"anchor {anchor!r} is not among the players: {', '.join(players)}. "
+                           "Pass anchor=<one of them>.")
+    a = players.index(anchor)
+    folded = _fold(g, players)
+    _check_connected(folded.N, players)
+    r = _newton(folded.W, folded.N, prior_sd)
+    elo = r - r[a] + anchor_elo
+    elo[a] = anchor_elo
+    low = high = np.full(len(players), np.nan)
+    if n_bootstrap > 0:
+        Wb, Nb = _bootstrap_matrices(folded, n_bootstrap, np.random.default_rng(seed))
+        if (Nb[:, a].sum(-1) == 0).any():
+            warnings.warn(f"anchor {anchor!r} has no games in some bootstrap samples")
+        rb = _newton(Wb, Nb, prior_sd, r0=r)
+        samples = rb - rb[:, [a]] + anchor_elo
+        samples[:, a] = anchor_elo
+        low, high = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+        low, high = np.minimum(low, elo), np.maximum(high, elo)
+    out = pd.DataFrame({"player": players, "elo": elo, "ci_low": low, "ci_high": high})
+    counts = _tally(_long(g), ["player"])[["player", "games", "wins", "ties", "losses", "win_rate"]]
+    out = out.merge(counts, on="player", how="left").fillna(
+        {"games": 0, "wins": 0, "ties": 0, "losses": 0})
+    for col in ("games", "wins", "ties", "losses"):
+        out[col] = out[col].astype(int)
+    return out.sort_values("elo", ascending=False, ignore_index=True)

@@ -1,0 +1,89 @@
+"""From a run's config to the full list of games: mirror pairs with seeds derived by SHA-256.
+
+Pair k of every matchup gets the same three seeds: a battle seed (every roll of the
+battle) and one team seed per side (Showdown makes each side's random team from that
+side's own seed). Game 1 of a pair puts player A on side 1, game 2 puts player B
+there; the teams stay with the side, so each player gets each team once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from typing import Iterable, Sequence
+
+SEED_ROLES = ("battle", "p1team", "p2team")
+
+
+def derive_seed(seed_text: str, pair: int, role: str) -> str:
+    """Showdown PRNG seed for one role of pair `pair`: ``sodium,<first 32 hex digits of SHA-256>``."""
+    digest = hashlib.sha256(f"pokebench|{seed_text}|pair={pair}|{role}".encode()).hexdigest()
+    return f"sodium,{digest[:32]}"
+
+
+@dataclass(frozen=True)
+class PairSeeds:
+    battle_seed: str
+    p1_team_seed: str
+    p2_team_seed: str
+
+
+def pair_seeds(seed_text: str, pair: int) -> PairSeeds:
+    return PairSeeds(*(derive_seed(seed_text, pair, role) for role in SEED_ROLES))
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One planned game: which players sit on which side, with which seeds."""
+
+    run: str
+    matchup: str
+    pair: int
+    game: int  # 1: player A on side 1; 2: player B on side 1
+    p1: str
+    p2: str
+    battle_seed: str
+    p1_team_seed: str
+    p2_team_seed: str
+
+    @property
+    def game_id(self) -> str:
+        return f"{self.matchup}.p{self.pair:04d}.g{self.game}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"game_id": self.game_id, **asdict(self)}
+
+
+def matchup_name(a: str, b: str) -> str:
+    return f"{a}-vs-{b}"
+
+
+def expand_matchups(players: Sequence[str], matchups: str | Iterable[Sequence[str]]) -> list[tuple[str, str]]:
+    """``"all"`` means every pair of players once; otherwise a list of [A, B] pairs."""
+    if isinstance(matchups, str):
+        if matchups != "all":
+            raise ValueError(f"matchups must be 'all' or a list of [A, B] pairs, not {matchups!r}")
+        return list(combinations(players, 2))
+    result = []
+    for item in matchups:
+        pair = tuple(item)
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise ValueError(f"a matchup is two different players, like [random, max-damage]; got {list(item)!r}")
+        unknown = [p for p in pair if p not in players]
+        if unknown:
+            raise ValueError(f"matchup {list(pair)} names {unknown}, which is not among the run's players {list(players)}")
+        result.append((pair[0], pair[1]))
+    return result
+
+
+def build_schedule(run: str, seed_text: str, pairs: int, matchups: Sequence[tuple[str, str]]) -> list[GameSpec]:
+    """Every matchup × pair gives two games; pair-major order so early stops still cover every matchup."""
+    games = []
+    for pair in range(1, pairs + 1):
+        seeds = pair_seeds(seed_text, pair)
+        for a, b in matchups:
+            for game, (p1, p2) in ((1, (a, b)), (2, (b, a))):
+                games.append(GameSpec(run, matchup_name(a, b), pair, game, p1, p2,
+                                      seeds.battle_seed, seeds.p1_team_seed, seeds.p2_team_seed))
+    return games

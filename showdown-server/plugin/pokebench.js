@@ -1,0 +1,196 @@
+'use strict';
+/**
+ * PokéBench's server-side chat plugin for the pinned Pokémon Showdown server.
+ *
+ * `python -m pokebench.server install` copies this file into
+ * node_modules/pokemon-showdown/dist/server/chat-plugins/, where Showdown loads
+ * every plugin at boot (server/chat.ts, loadPlugins).
+ *
+ * The harness registers the next game between two users:
+ *
+ *     /pokebench register <token> <json>
+ *
+ * json = {game_id, p1, p2, format, battle_seed, p1_team_seed, p2_team_seed, turn_limit}
+ * where p1 and p2 are the user names that must end up on side 1 and side 2.
+ * When those two users next start a battle through the ordinary challenge and
+ * accept, the plugin
+ *  - puts the registered p1 on side 1 whoever challenged whom,
+ *  - starts the simulator with the battle seed and gives each side the team that
+ *    Showdown's own generator makes from that side's team seed,
+ *  - keeps the battle timer off (an LLM may think for minutes),
+ *  - ends the game as a tie when turn `turn_limit` starts,
+ *  - sends the game's record to the harness user that registered it when it ends:
+ *    `|pokebench|record|<json>` (format, seeds, teams, input log, winner, turns,
+ *    how it ended, the full log).
+ *
+ *     /pokebench void <token> <game_id>
+ *
+ * ends a registered game that the harness gave up on (a stalled player) as a tie
+ * and sends no record for it.
+ *
+ * Only a connection that knows $POKEBENCH_ADMIN_TOKEN (a secret the harness gives
+ * the server at start) may register games.
+ */
+
+const crypto = require('crypto');
+const {Teams} = require('../../sim/teams');
+
+const ADMIN_TOKEN = process.env.POKEBENCH_ADMIN_TOKEN || '';
+const SERVER_VERSION = require('../../../package.json').version;
+const SEED_PATTERN = /^sodium,[0-9a-f]{32}$/;
+
+/** pairKey(a, b) -> registration, for games whose battle has not started yet. */
+const pending = new Map();
+/** game_id -> battle, for games in flight. */
+const running = new Map();
+
+function pairKey(a, b) {
+	return [toID(a), toID(b)].sort().join('\n');
+}
+
+function tokenMatches(given) {
+	if (!ADMIN_TOKEN) return false;
+	const a = Buffer.from(String(given));
+	const b = Buffer.from(ADMIN_TOKEN);
+	return a.length === b.length && crypto.timingSafeEqual(a, b);
+}
+
+function parseRegistration(text) {
+	const reg = JSON.parse(text);
+	for (const key of ['game_id', 'p1', 'p2', 'format']) {
+		if (typeof reg[key] !== 'string' || !reg[key]) throw new Error(`missing ${key}`);
+	}
+	if (!/^[A-Za-z0-9_.-]+$/.test(reg.game_id)) throw new Error(`bad game_id ${reg.game_id}`);
+	for (const key of ['battle_seed', 'p1_team_seed', 'p2_team_seed']) {
+		if (!SEED_PATTERN.test(reg[key])) throw new Error(`${key} must look like sodium,<32 hex digits>`);
+	}
+	reg.turn_limit = parseInt(reg.turn_limit, 10);
+	if (!(reg.turn_limit > 0)) throw new Error('turn_limit must be a positive integer');
+	if (toID(reg.p1) === toID(reg.p2)) throw new Error('p1 and p2 must differ');
+	return reg;
+}
+
+function buildRecord(battle, reg, winnerid) {
+	const logData = battle.logData || {};
+	const p1id = battle.p1.id;
+	const p2id = battle.p2.id;
+	let winner = 'tie';
+	if (winnerid && winnerid === p1id) winner = 'p1';
+	else if (winnerid && winnerid === p2id) winner = 'p2';
+	let endReason = 'normal';
+	if (reg.turnLimitReached) endReason = 'turn_limit';
+	else if (battle.endType === 'forfeit') endReason = 'forfeit';
+	else if (battle.endType === 'forced') endReason = 'forced';
+	const record = {
+		game_id: reg.game_id,
+		roomid: battle.roomid,
+		format: battle.format,
+		showdown_version: SERVER_VERSION,
+		battle_seed: reg.battle_seed,
+		p1_team_seed: reg.p1_team_seed,
+		p2_team_seed: reg.p2_team_seed,
+		turn_limit: reg.turn_limit,
+		p1: battle.p1.name,
+		p2: battle.p2.name,
+		winner,
+		turns: logData.turns !== undefined ? logData.turns : battle.turn,
+		end_reason: endReason,
+		score: logData.score || null,
+		p1team: logData.p1team || null,
+		p2team: logData.p2team || null,
+		input_log: logData.inputLog || battle.inputLog || [],
+		log: battle.room.getLog(-1).split('\n'),
+		ended_at: new Date().toISOString(),
+	};
+	return record;
+}
+
+/** Hooks one harness battle: timer off, tie at the turn limit, record at the end. */
+function manageBattle(battle, reg) {
+	battle.pokebench = reg;
+	running.set(reg.game_id, battle);
+	battle.timer.start = () => false;
+	const receive = battle.receive.bind(battle);
+	battle.receive = lines => {
+		receive(lines);
+		if (lines[0] === 'update' && battle.turn >= reg.turn_limit && !battle.ended && !reg.turnLimitReached) {
+			reg.turnLimitReached = true;
+			battle.room.add(`|-message|Turn ${reg.turn_limit}: the game ends as a tie (PokéBench turn limit).`).update();
+			void battle.stream.write('>forcetie');
+		}
+	};
+}
+
+const createBattle = Rooms.createBattle;
+Rooms.createBattle = function (options) {
+	const users = (options.players || []).map(p => p.user).filter(Boolean);
+	const reg = users.length === 2 ? pending.get(pairKey(users[0].id, users[1].id)) : undefined;
+	if (!reg || toID(reg.format) !== toID(options.format)) return createBattle.call(this, options);
+	pending.delete(pairKey(users[0].id, users[1].id));
+	if (options.players[0].user.id !== toID(reg.p1)) options.players.reverse();
+	options.seed = reg.battle_seed;
+	options.players[0].team = Teams.pack(Teams.generate(reg.format, {seed: reg.p1_team_seed}));
+	options.players[1].team = Teams.pack(Teams.generate(reg.format, {seed: reg.p2_team_seed}));
+	const room = createBattle.call(this, options);
+	if (room && room.battle) manageBattle(room.battle, reg);
+	return room;
+};
+
+// A crash of one simulated battle must not lock the whole benchmark server: the
+// harness sees that game stall and records it as a harness error.
+Rooms.global.startLockdown = function (err) {
+	Monitor.crashlog(err || new Error('lockdown requested'), 'PokéBench (lockdown suppressed)');
+};
+
+exports.handlers = {
+	onBattleEnd(battle, winnerid) {
+		const reg = battle.pokebench;
+		if (!reg) return;
+		running.delete(reg.game_id);
+		if (reg.voided) return;
+		const owner = Users.get(reg.owner);
+		if (!owner) return; // the harness is gone; it plays this game again when it resumes
+		try {
+			owner.send(`|pokebench|record|${JSON.stringify(buildRecord(battle, reg, winnerid))}`);
+		} catch (err) {
+			Monitor.crashlog(err, 'PokéBench record');
+			owner.send(`|pokebench|error|record of ${reg.game_id} failed: ${err.message}`);
+		}
+	},
+};
+
+exports.commands = {
+	pokebench(target, room, user, connection) {
+		const [verb, token, ...rest] = target.trim().split(' ');
+		if (!tokenMatches(token)) {
+			connection.send('|pokebench|refused|only the harness may use /pokebench');
+			return;
+		}
+		if (verb === 'register') {
+			let reg;
+			try {
+				reg = parseRegistration(rest.join(' '));
+			} catch (err) {
+				connection.send(`|pokebench|error|${err.message}`);
+				return;
+			}
+			reg.owner = user.id;
+			pending.set(pairKey(reg.p1, reg.p2), reg);
+			connection.send(`|pokebench|registered|${reg.game_id}`);
+		} else if (verb === 'void') {
+			const gameId = rest.join(' ');
+			const battle = running.get(gameId);
+			for (const [key, reg] of pending) if (reg.game_id === gameId) pending.delete(key);
+			if (battle && !battle.ended) {
+				battle.pokebench.voided = true;
+				battle.room.add(`|-message|PokéBench voided this game (harness error).`).update();
+				void battle.stream.write('>forcetie');
+			}
+			connection.send(`|pokebench|voided|${gameId}`);
+		} else if (verb === 'ping') {
+			connection.send(`|pokebench|pong|${SERVER_VERSION}`);
+		} else {
+			connection.send(`|pokebench|error|unknown verb ${verb}`);
+		}
+	},
+};

@@ -1,0 +1,260 @@
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
+
+from pokebench import ratings
+from pokebench.ratings import RatingsError, fit_ratings, head_to_head, player_summary, score_matrix
+
+TRUE = {"max-damage": 1000.0, "random": 650.0, "heuristic": 1150.0, "model-a": 1350.0, "model-b": 900.0}
+
+
+def mirror_games(elo: dict, pairs_per_matchup: int, seed: int, tie_rate: float = 0.03) -> pd.DataFrame:
+    """Every matchup plays `pairs_per_matchup` mirror pairs; results drawn from `elo`."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a, b in itertools.combinations(elo, 2):
+        p_a = 1 / (1 + 10 ** ((elo[b] - elo[a]) / 400))
+        for k in range(pairs_per_matchup):
+            for game, (p1, p2) in enumerate([(a, b), (b, a)], start=1):
+                if rng.random() < tie_rate:
+                    winner = "tie"
+                else:
+                    a_wins = rng.random() < p_a
+                    winner = "p1" if a_wins == (p1 == a) else "p2"
+                rows.append(dict(run="r", matchup=f"{a} vs {b}", pair=k, game=game,
+                                 p1=p1, p2=p2, winner=winner, status="finished"))
+    df = pd.DataFrame(rows)
+    return df.assign(game_id=np.arange(len(df)))
+
+
+def game(p1, p2, winner, pair=0, matchup=None, game_no=1, status="finished"):
+    return dict(run="r", matchup=matchup or f"{min(p1, p2)} vs {max(p1, p2)}", pair=pair,
+                game=game_no, p1=p1, p2=p2, winner=winner, status=status)
+
+
+def split_pairs(a, b, n_pairs):
+    """Each mirror pair split 1-1: the player with team 1 (p1 of game 1) wins both games."""
+    rows = []
+    for k in range(n_pairs):
+        rows += [game(a, b, "p1", k, game_no=1), game(b, a, "p1", k, game_no=2)]
+    return pd.DataFrame(rows)
+
+
+def scipy_fit(games: pd.DataFrame, prior_sd: float) -> dict:
+    """Independent fit: per-game log posterior minimised by scipy BFGS, mean-0 Elo."""
+    g = games[games["status"] == "finished"] if "status" in games else games
+    players = sorted(set(g["p1"]) | set(g["p2"]))
+    idx = {p: k for k, p in enumerate(players)}
+    i, j = g["p1"].map(idx).to_numpy(), g["p2"].map(idx).to_numpy()
+    s = g["winner"].map({"p1": 1.0, "tie": 0.5, "p2": 0.0}).to_numpy()
+    c = np.log(10) / 400
+
+    def f(x):  # x: ratings in natural log-odds units
+        d = x[i] - x[j]
+        r = x / c
+        val = -(s * log_expit(d) + (1 - s) * log_expit(-d)).sum() + (r**2).sum() / (2 * prior_sd**2)
+        gd = -(s - expit(d))
+        grad = np.bincount(i, gd, len(players)) - np.bincount(j, gd, len(players))
+        return val, grad + r / prior_sd**2 / c
+
+    res = minimize(f, np.zeros(len(players)), jac=True, method="BFGS", options={"gtol": 1e-11})
+    assert np.abs(res.jac).max() < 1e-6  # BFGS stops on precision loss; ~1e-6 Elo from optimum
+    return dict(zip(players, res.x / c))
+
+
+def test_recovers_known_ratings_within_intervals():
+    # no ties here: ties at a fixed rate (not from the model) would compress the ratings
+    games = mirror_games(TRUE, pairs_per_matchup=150, seed=1, tie_rate=0.0)  # 3,000 games
+    table = fit_ratings(games).set_index("player")
+    truth = pd.Series(TRUE) - TRUE["max-damage"] + 1000.0  # anchored the same way
+    for p, t in truth.items():
+        assert table.loc[p, "ci_low"] <= t <= table.loc[p, "ci_high"], (p, t, table.loc[p])
+        assert abs(table.loc[p, "elo"] - t) < 60
+    assert list(table.index) == sorted(TRUE, key=TRUE.get, reverse=True)
+    widths = table["ci_high"] - table["ci_low"]
+    assert ((widths > 10) & (widths < 150)).drop("max-damage").all()
+
+
+@pytest.mark.parametrize("prior_sd", [800.0, 60.0])
+def test_matches_independent_per_game_fit(prior_sd):
+    games = mirror_games(TRUE, pairs_per_matchup=20, seed=2, tie_rate=0.1)
+    # an undefeated player: the prior alone keeps it finite, so the prior must match too
+    games = pd.concat([games, pd.DataFrame(
+        [game("champ", p, "p1", k) for k in range(6) for p in ("random", "model-a")])])
+    ours = fit_ratings(games, n_bootstrap=0, prior_sd=prior_sd).set_index("player")["elo"]
+    ref = pd.Series(scipy_fit(games, prior_sd))
+    ref = ref - ref["max-damage"] + 1000.0
+    # with prior_sd=60 the prior moves ratings by a lot: agreement there checks that it is
+    # centred at 0 before anchoring (on the average player), as in the reference
+    assert np.abs(ours - ref[ours.index]).max() < 0.01
+
+
+def test_point_fit_gradient_is_zero():
+    games = mirror_games(TRUE, pairs_per_matchup=30, seed=3)
+    players = sorted(TRUE)
+    W, N = score_matrix(games, players)
+    r = ratings._newton(W, N, 800.0)
+    c = ratings.SCALE
+    p = expit(c * (r[:, None] - r[None, :]))
+    grad = c * (W - N * p).sum(1) - r / 800.0**2
+    assert np.abs(grad).max() < 1e-10
+    assert abs(r.mean()) < 1e-8
+
+
+def test_ties_count_half():
+    games = pd.DataFrame([game("a", "b", "p1"), game("b", "a", "tie", game_no=2),
+                          game("a", "b", "p2", pair=1), game("a", "c", "tie", pair=0)])
+    W, N = score_matrix(games, ["a", "b", "c"])
+    np.testing.assert_array_equal(W, [[0.0, 1.5, 0.5], [1.5, 0.0, 0.0], [0.5, 0.0, 0.0]])
+    np.testing.assert_array_equal(N, [[0, 3, 1], [3, 0, 0], [1, 0, 0]])
+    np.testing.assert_array_equal(W + W.T, N)
+
+    only_ties = pd.DataFrame([game("max-damage", "x", "tie", k, game_no=1) for k in range(5)]
+                             + [game("x", "max-damage", "tie", k, game_no=2) for k in range(5)])
+    table = fit_ratings(only_ties).set_index("player")
+    assert table.loc["x", "elo"] == pytest.approx(1000.0, abs=1e-9)
+    assert table.loc["x", "ties"] == 10 and table.loc["x", "wins"] == 0
+
+
+def test_bootstrap_resamples_whole_mirror_pairs():
+    # Every pair is split 1-1. Drawing whole pairs, every sample is exactly 50%, so the
+    # interval has zero width; drawing single games it would be roughly +-100 Elo.
+    table = fit_ratings(split_pairs("max-damage", "bot", 30)).set_index("player")
+    assert table.loc["bot", "elo"] == pytest.approx(1000.0, abs=1e-9)
+    assert table.loc["bot", "ci_high"] - table.loc["bot", "ci_low"] < 1e-6
+
+    # Pairs won 2-0 by one side: each sample's counts come in whole pairs (even N), the
+    # samples do vary, and each draws as many pairs as there are.
+    rows = []
+    for k in range(40):
+        w = "a" if k % 3 else "b"
+        rows += [game("a", "b", "p1" if w == "a" else "p2", k), game("b", "a", "p2" if w == "a" else "p1", k, game_no=2)]
+    games = pd.DataFrame(rows)
+    g, players = ratings._finished(games, unit_cols=True)
+    Wb, Nb = ratings._bootstrap_matrices(ratings._fold(g, players), 500, np.random.default_rng(0))
+    assert np.all(Nb[:, 0, 1] == 80)
+    assert np.all(Wb[:, 0, 1] % 2 == 0)
+    assert Wb[:, 0, 1].std() > 3
+    assert Wb[:, 0, 1].mean() == pytest.approx(2 * 27, rel=0.05)  # 27 pairs won by a
+
+
+def test_incomplete_pair_is_its_own_unit():
+    games = pd.concat([split_pairs("max-damage", "bot", 3).assign(status="finished"),
+                       pd.DataFrame([game("max-damage", "bot", "p1", 3),
+                                     game("bot", "max-damage", "p1", 3, game_no=2, status="error")])])
+    g, players = ratings._finished(games, unit_cols=True)
+    folded = ratings._fold(g, players)
+    assert folded.unit_counts.sum() == 4  # three pairs + one lone game
+    _, Nb = ratings._bootstrap_matrices(folded, 300, np.random.default_rng(1))
+    totals = Nb[:, 0, 1]
+    # k lone games and 4-k pairs: 8 - k games, and some samples hold the lone game
+    assert set(np.unique(totals)) <= {4, 5, 6, 7, 8} and (totals % 2 == 1).any()
+
+
+def test_anchor_and_point_inside_interval():
+    games = mirror_games(TRUE, pairs_per_matchup=15, seed=4)
+    for n_bootstrap in (200, 1):  # with one sample the raw interval is a single point
+        table = fit_ratings(games, n_bootstrap=n_bootstrap, seed=7).set_index("player")
+        md = table.loc["max-damage"]
+        assert (md["elo"], md["ci_low"], md["ci_high"]) == (1000.0, 1000.0, 1000.0)
+        assert (table["ci_low"] <= table["elo"]).all() and (table["elo"] <= table["ci_high"]).all()
+    assert fit_ratings(games, anchor="random", anchor_elo=500.0).set_index("player").loc[
+        "random", ["elo", "ci_low", "ci_high"]].tolist() == [500.0, 500.0, 500.0]
+
+
+def test_reproducible_with_seed():
+    games = mirror_games(TRUE, pairs_per_matchup=10, seed=5)
+    pd.testing.assert_frame_equal(fit_ratings(games, seed=3), fit_ratings(games, seed=3))
+    assert not fit_ratings(games, seed=3).equals(fit_ratings(games, seed=4))
+
+
+def test_undefeated_player_is_finite():
+    games = mirror_games({"max-damage": 1000.0, "random": 600.0}, 20, seed=6)
+    games = pd.concat([games, pd.DataFrame(
+        [game("god", "max-damage", "p1", k) for k in range(10)]
+        + [game("max-damage", "god", "p2", k, game_no=2) for k in range(10)])])
+    table = fit_ratings(games).set_index("player")
+    assert np.isfinite(table[["elo", "ci_low", "ci_high"]].to_numpy()).all()
+    assert table.index[0] == "god" and table.loc["god", "losses"] == 0
+    assert 1300 < table.loc["god", "elo"] < 3000
+
+
+def test_errors():
+    with pytest.raises(RatingsError, match="no finished games"):
+        fit_ratings(pd.DataFrame(columns=["run", "matchup", "pair", "game", "p1", "p2", "winner"]))
+    with pytest.raises(RatingsError, match="no finished games"):
+        fit_ratings(pd.DataFrame([game("a", "b", "p1", status="error")]))
+    with pytest.raises(RatingsError, match="only one player"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit_ratings(pd.DataFrame([game("max-damage", "max-damage", "p1")]))
+    with pytest.raises(ValueError, match=r"'max-damage' is not among the players: a, b\..*anchor=<one of them>"):
+        fit_ratings(split_pairs("a", "b", 2))
+    disconnected = pd.concat([split_pairs("max-damage", "b", 2), split_pairs("c", "d", 2)])
+    with pytest.raises(RatingsError, match=r"\{b, max-damage\}; \{c, d\}.*not comparable"):
+        fit_ratings(disconnected)
+    with pytest.raises(RatingsError, match="winner"):
+        fit_ratings(pd.DataFrame([game("a", "max-damage", "a")]))
+
+
+def test_harness_errors_are_excluded():
+    games = mirror_games(TRUE, pairs_per_matchup=10, seed=8)
+    junk = pd.DataFrame([game("max-damage", "model-a", None, 99, status="error"),
+                         game("random", "model-a", "p1", 99, status="error")] * 5)
+    with_junk = pd.concat([games, junk], ignore_index=True)
+    pd.testing.assert_frame_equal(fit_ratings(with_junk), fit_ratings(games))
+    assert player_summary(with_junk).set_index("player").loc["random", "games"] == 80
+    # errors can also disconnect: c meets the others only in an errored game
+    linked = pd.concat([split_pairs("max-damage", "b", 2),
+                        pd.DataFrame([game("b", "c", "p1", status="error")])])
+    with pytest.raises(RatingsError, match="not comparable"):
+        fit_ratings(pd.concat([linked, split_pairs("c", "d", 2)]))
+
+
+def test_head_to_head_and_summary():
+    games = pd.DataFrame([game("a", "b", "p1"), game("b", "a", "tie", game_no=2),
+                          game("a", "b", "p2", pair=1), game("c", "a", "p1"),
+                          game("c", "a", "p1", status="error")])
+    h = head_to_head(games).set_index(["player", "opponent"])
+    assert h.loc[("a", "b"), ["wins", "ties", "losses", "games"]].tolist() == [1, 1, 1, 3]
+    assert h.loc[("a", "b"), "win_rate"] == pytest.approx(0.5)
+    assert h.loc[("c", "a"), ["wins", "games", "win_rate"]].tolist() == [1, 1, 1.0]
+    assert h.loc[("a", "c"), ["losses", "games", "win_rate"]].tolist() == [1, 1, 0.0]
+    assert len(h) == 4  # (a,b), (b,a), (a,c), (c,a); b and c never met
+    s = player_summary(games).set_index("player")
+    assert s.loc["a", ["games", "wins", "ties", "losses"]].tolist() == [4, 1, 1, 2]
+    assert s.loc["a", "win_rate"] == pytest.approx(1.5 / 4)
+
+
+def test_unit_types_reproduce_the_full_score_matrix():
+    # Drawing every unit exactly once must give back W and N exactly, including a lone game
+    # (its partner was a harness error) and an odd unit spanning two player pairs.
+    games = mirror_games(TRUE, pairs_per_matchup=7, seed=9, tie_rate=0.2)
+    games.loc[games.index[3], "status"] = "error"
+    odd = pd.DataFrame([game("random", "model-a", "p1", 0, matchup="odd"),
+                        game("heuristic", "model-b", "tie", 0, matchup="odd", game_no=2)])
+    games = pd.concat([games, odd], ignore_index=True)
+    g, players = ratings._finished(games, unit_cols=True)
+    folded = ratings._fold(g, players)
+    assert folded.unit_counts.sum() == 10 * 7 + 1
+    n = len(players)
+    Wu = (folded.S_w @ folded.unit_counts).reshape(n, n)
+    Nu = (folded.S_n @ folded.unit_counts).reshape(n, n)
+    np.testing.assert_array_equal(Wu + (Nu - Wu).T, folded.W)
+    np.testing.assert_array_equal(Nu + Nu.T, folded.N)
+    np.testing.assert_array_equal((folded.W, folded.N), score_matrix(games, players))
+
+
+def test_newton_converges_on_lopsided_data():
+    # 100,000 wins and no loss, weak prior: far from the start, Newton must still converge.
+    W = np.array([[0.0, 1e5], [0.0, 0.0]])
+    N = W + W.T
+    for prior_sd in (800.0, 1e5):
+        r = ratings._newton(W, N, prior_sd)
+        p = expit(ratings.SCALE * (r[0] - r[1]))
+        grad0 = ratings.SCALE * 1e5 * (1 - p) - r[0] / prior_sd**2
+        assert abs(grad0) < 1e-10 and r[0] == pytest.approx(-r[1]) and np.isfinite(r).all()
