@@ -256,4 +256,4 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
         {"games": 0, "wins": 0, "ties": 0, "losses": 0})
     for col in ("games", "wins", "ties", "losses"):
         out[col] = out[col].astype(int)
-    return out.sort_values("elo", ascending=False, ignore_index=True)
+    return out.sort_values("elo", ascending=False, kind="stable", ignore_index=True)

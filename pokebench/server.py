@@ -72,30 +72,30 @@ def node_version(node: str = "node") -> tuple[int, ...]:
     return version
 
 
-def installed_version() -> str | None:
+def installed_version(package_dir: Path = PACKAGE_DIR) -> str | None:
     """The version of the pokemon-showdown package in node_modules, or None."""
-    manifest = PACKAGE_DIR / "package.json"
+    manifest = package_dir / "package.json"
     try:
         return json.loads(manifest.read_text())["version"]
     except (OSError, ValueError, KeyError):
         return None
 
 
-def check_installation() -> None:
+def check_installation(package_dir: Path = PACKAGE_DIR) -> None:
     """Raise a :class:`ServerError` naming the problem and its fix if the server is not ready to start."""
     node_version()
-    version = installed_version()
+    version = installed_version(package_dir)
     fix = "Run `make setup` (or `cd showdown-server && npm ci && cd .. && python -m pokebench.server install`)."
     if version is None:
-        raise ServerError(f"The pinned Showdown server is not installed in {PACKAGE_DIR}. {fix}")
+        raise ServerError(f"The pinned Showdown server is not installed in {package_dir}. {fix}")
     if version != PINNED_VERSION:
         raise ServerError(
-            f"{PACKAGE_DIR} holds pokemon-showdown {version}, but PokéBench pins {PINNED_VERSION}. {fix}"
+            f"{package_dir} holds pokemon-showdown {version}, but PokéBench pins {PINNED_VERSION}. {fix}"
         )
-    missing = [p for p in ("pokemon-showdown", "dist/server/index.js", "dist/sim/battle.js") if not (PACKAGE_DIR / p).exists()]
+    missing = [p for p in ("pokemon-showdown", "dist/server/index.js", "dist/sim/battle.js") if not (package_dir / p).exists()]
     if missing:
-        raise ServerError(f"The Showdown install in {PACKAGE_DIR} is half-written (missing {', '.join(missing)}). {fix}")
-    stale = [dst for src, dst in INSTALLED_FILES if not _same_file(SERVER_DIR / src, PACKAGE_DIR / dst)]
+        raise ServerError(f"The Showdown install in {package_dir} is half-written (missing {', '.join(missing)}). {fix}")
+    stale = [dst for src, dst in INSTALLED_FILES if not _same_file(SERVER_DIR / src, package_dir / dst)]
     if stale:
         raise ServerError(
             f"PokéBench's server files are missing or out of date in the Showdown install ({', '.join(stale)}). "
@@ -197,7 +197,8 @@ class LocalShowdown:
                 f"Port {port} on 127.0.0.1 is already in use. Choose another with `server.port=N`, "
                 "or leave `server.port` unset so PokéBench picks a free one."
             )
-        env = dict(os.environ, POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes))
+        env = dict(os.environ, POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes),
+                   POKEBENCH_PARENT_PID=str(os.getpid()))
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = open(self.log_path, "ab")

@@ -17,6 +17,8 @@
  *  - puts the registered p1 on side 1 whoever challenged whom,
  *  - starts the simulator with the battle seed and gives each side the team that
  *    Showdown's own generator makes from that side's team seed,
+ *  - gives both users the same avatar (Showdown picks a random one, which the
+ *    input log would keep),
  *  - keeps the battle timer off (an LLM may think for minutes),
  *  - ends the game as a tie when turn `turn_limit` starts,
  *  - sends the game's record to the harness user that registered it when it ends:
@@ -129,12 +131,27 @@ Rooms.createBattle = function (options) {
 	pending.delete(pairKey(users[0].id, users[1].id));
 	if (options.players[0].user.id !== toID(reg.p1)) options.players.reverse();
 	options.seed = reg.battle_seed;
+	// Showdown gives guests a random avatar, which would end up in the input log.
+	for (const player of options.players) player.user.avatar = '1';
 	options.players[0].team = Teams.pack(Teams.generate(reg.format, {seed: reg.p1_team_seed}));
 	options.players[1].team = Teams.pack(Teams.generate(reg.format, {seed: reg.p2_team_seed}));
 	const room = createBattle.call(this, options);
 	if (room && room.battle) manageBattle(room.battle, reg);
 	return room;
 };
+
+// The embedded server must not outlive the harness that started it, even when the
+// harness is killed with SIGKILL: it passes its pid, and the server exits when it is gone.
+const PARENT_PID = parseInt(process.env.POKEBENCH_PARENT_PID || '0', 10);
+if (PARENT_PID > 0) {
+	setInterval(() => {
+		try {
+			process.kill(PARENT_PID, 0);
+		} catch {
+			process.exit(0);
+		}
+	}, 1000).unref();
+}
 
 // A crash of one simulated battle must not lock the whole benchmark server: the
 // harness sees that game stall and records it as a harness error.

@@ -1,0 +1,41 @@
+# PokéBench: `make run` (set up, play the default run, publish) and `make test`
+# (set up, run the whole test suite). Needs Python 3.11+ and Node.js 20 (>= 18).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RUN ?= bots-calibration
+SERVER_STAMP := showdown-server/node_modules/.pokebench-installed
+
+.PHONY: setup run test bench clean-runs
+
+setup: $(VENV)/.installed $(SERVER_STAMP) showdown-server/generated/battle-text.json
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "PokéBench needs Python 3.11 or newer; run make PYTHON=python3.11 ..."'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(VENV)/.installed
+	@command -v node >/dev/null || { echo "Node.js is missing: install Node.js 20 (https://nodejs.org), then run make again." >&2; exit 1; }
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
+	cd showdown-server && npm ci --no-audit --no-fund --loglevel=error
+	$(PY) -m pokebench.server install
+	touch $@
+
+showdown-server/generated/battle-text.json: $(SERVER_STAMP) showdown-server/export_text.js
+	node showdown-server/export_text.js $@
+
+run: setup
+	$(PY) -m pokebench +run=$(RUN)
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) benchmarks/bots_throughput.py
+	$(PY) benchmarks/ratings_speed.py
+
+clean-runs:
+	rm -rf runs data

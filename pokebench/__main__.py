@@ -1,0 +1,53 @@
+"""`python -m pokebench +run=NAME [key=value ...]`: play a run, then publish it.
+
+`python -m pokebench --help` lists the settings and the runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from pokebench.runner import CONF_DIR, ConfigError, available_runs, run
+from pokebench.server import ServerError
+from pokebench.store import StoreError
+
+log = logging.getLogger("pokebench")
+
+
+def _fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+@hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
+def main(cfg: DictConfig) -> None:
+    chosen = HydraConfig.get().runtime.choices.get("run")
+    if chosen is None:
+        _fail("choose a run with `+run=NAME`. Available runs: " + ", ".join(available_runs())
+              + ".\nExample: python -m pokebench +run=bots-smoke")
+    name = cfg.name or chosen
+    try:
+        missing = run(cfg, name)
+        if cfg.publish:
+            from pokebench.publish import PublishError, publish
+
+            try:
+                out = publish([name])
+                print(f"Published {out}/index.html")
+            except PublishError as err:
+                print(f"Not published: {err}", file=sys.stderr)
+    except (ConfigError, ServerError, StoreError) as err:
+        _fail(str(err))
+    if missing:
+        print(f"{missing} game(s) of run '{name}' ended in harness errors; start the same command again to play them.",
+              file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

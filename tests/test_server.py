@@ -1,0 +1,214 @@
+"""The pinned server with PokéBench's plugin: seeds, mirror games, records, the turn limit, security, faults."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from poke_env.player import Player
+
+from conftest import BOTS, play, results
+from pokebench.arena import HarnessError
+from pokebench.bench_player import BenchPlayer
+from pokebench.schedule import build_schedule, derive_seed, pair_seeds
+from pokebench.server import PACKAGE_DIR, LocalShowdown, ServerAddress, ServerError, check_installation, node_version
+from pokebench.showdown_admin import AdminClient, AdminError
+
+
+def species(team: list[dict]) -> list[str]:
+    return [mon["species"] for mon in team]
+
+
+def without_timestamps(log: list[str]) -> list[str]:
+    return [line for line in log if not line.startswith("|t:|")]
+
+
+# ---- seeds ---------------------------------------------------------------------------------
+
+
+def test_seeds_are_sha256_of_the_seed_text_and_pair():
+    assert derive_seed("abc", 1, "battle") == derive_seed("abc", 1, "battle")
+    assert derive_seed("abc", 1, "battle").startswith("sodium,") and len(derive_seed("abc", 1, "battle")) == 39
+    seeds = {derive_seed(text, k, role) for text in ("abc", "abd") for k in (1, 2) for role in ("battle", "p1team", "p2team")}
+    assert len(seeds) == 12
+
+
+def test_pair_k_has_the_same_seeds_in_every_matchup_and_the_mirror_swaps_players():
+    specs = build_schedule("r", "text", 2, [("a", "b"), ("a", "c")])
+    assert len(specs) == 8
+    pair1 = [s for s in specs if s.pair == 1]
+    assert {(s.battle_seed, s.p1_team_seed, s.p2_team_seed) for s in pair1} == {tuple(vars(pair_seeds("text", 1)).values())}
+    g1, g2 = [s for s in pair1 if s.matchup == "a-vs-b"]
+    assert (g1.p1, g1.p2, g2.p1, g2.p2) == ("a", "b", "b", "a")
+
+
+# ---- seeded games on the real server --------------------------------------------------------
+
+
+def test_same_seeds_same_teams_other_pair_other_teams_and_teams_stay_with_the_side(showdown):
+    specs = build_schedule("t", "teams", 2, [("random", "max-damage")])
+    by_id = {r.spec.game_id: r.record for r in results(play(showdown, specs))}
+    g1, g2 = by_id["random-vs-max-damage.p0001.g1"], by_id["random-vs-max-damage.p0001.g2"]
+    other = by_id["random-vs-max-damage.p0002.g1"]
+    assert species(g1["p1team"]) == species(g2["p1team"]) and species(g1["p2team"]) == species(g2["p2team"])
+    assert g1["p1team"] == g2["p1team"] and g1["p2team"] == g2["p2team"]  # whole sets, not only species
+    assert species(other["p1team"]) != species(g1["p1team"])
+    assert g1["p1"].startswith("random") and g2["p1"].startswith("maxdama")  # the players swapped sides
+    assert g1["battle_seed"] == g2["battle_seed"] != other["battle_seed"]
+    assert f'"seed":"{g1["battle_seed"]}"' in g1["input_log"][0]
+
+
+def test_team_is_the_one_showdown_generates_from_the_team_seed(showdown):
+    spec = build_schedule("t", "generator", 1, [("random", "max-damage")])[0]
+    record = results(play(showdown, [spec]))[0].record
+    script = (f"const {{Teams}} = require('./dist/sim/teams');"
+              f"console.log(JSON.stringify(Teams.generate('gen9randombattle', {{seed: '{spec.p2_team_seed}'}}).map(s => s.species)))")
+    out = subprocess.run(["node", "-e", script], cwd=PACKAGE_DIR, capture_output=True, text=True, check=True).stdout
+    assert species(record["p2team"]) == __import__("json").loads(out)
+
+
+def test_deterministic_players_give_identical_battle_logs(showdown):
+    spec = build_schedule("t", "determinism", 1, [("random", "heuristic")])[0]
+    first, second = (results(play(showdown, [spec]))[0].record for _ in range(2))
+    assert without_timestamps(first["log"]) == without_timestamps(second["log"])
+    assert first["input_log"] == second["input_log"]
+
+
+def test_recorded_input_log_replays_to_the_same_winner_and_turns(showdown, tmp_path):
+    spec = build_schedule("t", "replay", 1, [("max-damage", "heuristic")])[0]
+    record = results(play(showdown, [spec]))[0].record
+    assert record["end_reason"] == "normal" and record["winner"] in ("p1", "p2")
+    replay = subprocess.run(["node", "pokemon-showdown", "simulate-battle", "--skip-build"], cwd=PACKAGE_DIR,
+                            input="\n".join(record["input_log"]) + "\n", capture_output=True, text=True, check=True).stdout
+    turns = [int(line.split("|")[2]) for line in replay.splitlines() if line.startswith("|turn|")]
+    winner = [line.split("|")[2] for line in replay.splitlines() if line.startswith("|win|")]
+    assert max(turns) == record["turns"]
+    assert winner == [record[record["winner"]]]
+
+
+def test_a_game_that_reaches_the_turn_limit_is_a_tie(showdown):
+    spec = build_schedule("t", "turnlimit", 1, [("random", "max-damage")])[0]
+    record = results(play(showdown, [spec], turn_limit=3))[0].record
+    assert (record["winner"], record["end_reason"], record["turns"]) == ("tie", "turn_limit", 3)
+    assert record["turn_limit"] == 3
+
+
+class TeraWatcher(BenchPlayer):
+    """Max-damage-like bot that notes whether it knows its own tera types."""
+
+    seen: list[bool] = []
+
+    def choose_move(self, battle):
+        TeraWatcher.seen.extend(mon.tera_type is not None for mon in battle.team.values())
+        return self.choose_random_move(battle)
+
+
+def test_with_the_fix_players_know_their_tera_type_and_heuristic_terastallizes(showdown):
+    specs = build_schedule("t", "tera", 5, [("heuristic", "tera-watcher")])
+    outcomes = results(play(showdown, specs, {**BOTS, "tera-watcher": TeraWatcher}))
+    assert TeraWatcher.seen and all(TeraWatcher.seen)
+    heuristic_teras = sum(
+        any(line.startswith(f">{side} ") and "terastallize" in line for line in o.record["input_log"])
+        for o in outcomes for side in ("p1", "p2") if getattr(o.spec, side) == "heuristic"
+    )
+    assert heuristic_teras >= 3, f"SimpleHeuristicsPlayer terastallized in only {heuristic_teras} of 10 games"
+
+
+# ---- security -------------------------------------------------------------------------------
+
+
+def listening_addresses(port: int) -> set[str]:
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
+
+
+def test_server_listens_on_loopback_only(showdown):
+    assert listening_addresses(showdown.address.port) == {"0100007F"}  # 127.0.0.1, nothing else
+
+
+def test_a_connection_without_the_token_cannot_register_games(showdown):
+    intruder = ServerAddress(showdown.address.host, showdown.address.port, "not-the-token")
+
+    async def attempt() -> None:
+        async with AdminClient(intruder) as admin:
+            await admin.register({"game_id": "x", "p1": "a", "p2": "b", "format": "gen9randombattle",
+                                  "battle_seed": "sodium," + "0" * 32, "p1_team_seed": "sodium," + "1" * 32,
+                                  "p2_team_seed": "sodium," + "2" * 32, "turn_limit": 300})
+
+    with pytest.raises(AdminError, match="refused"):
+        asyncio.run(attempt())
+
+
+# ---- faults ---------------------------------------------------------------------------------
+
+
+def test_port_taken_is_a_clear_error():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        with pytest.raises(ServerError, match=r"Port \d+ on 127.0.0.1 is already in use.*server.port"):
+            LocalShowdown(port=sock.getsockname()[1]).start()
+
+
+def test_node_missing_or_too_old_is_a_clear_error(tmp_path, monkeypatch):
+    with pytest.raises(ServerError, match="Node.js is not installed.*make setup"):
+        node_version("no-such-node-binary")
+    fake = tmp_path / "node"
+    fake.write_text("#!/bin/sh\necho v16.20.0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(ServerError, match="v16.20.0 is too old.*Upgrade Node.js"):
+        node_version()
+
+
+def test_half_written_install_is_a_clear_error(tmp_path):
+    partial = tmp_path / "pokemon-showdown"
+    partial.mkdir()
+    with pytest.raises(ServerError, match="not installed.*make setup"):
+        check_installation(partial)
+    (partial / "package.json").write_text('{"version": "0.11.11"}')
+    with pytest.raises(ServerError, match="half-written.*make setup"):
+        check_installation(partial)
+    (partial / "package.json").write_text('{"version": "0.11.3"}')
+    with pytest.raises(ServerError, match="pins 0.11.11"):
+        check_installation(partial)
+
+
+class SlowBot(BenchPlayer):
+    """Takes its time, so that a game is surely in flight when the server is killed."""
+
+    async def choose_move(self, battle):
+        await asyncio.sleep(0.3)
+        return self.choose_random_move(battle)
+
+
+def test_server_killed_mid_game_gives_harness_errors_and_is_restarted(tmp_path):
+    specs = build_schedule("t", "kill", 2, [("slow", "max-damage")])
+    with LocalShowdown(log_path=tmp_path / "showdown.log") as server:
+        first_pid = server.process.pid
+
+        def kill_soon() -> None:
+            time.sleep(2.0)
+            os.killpg(first_pid, signal.SIGKILL)
+
+        import threading
+
+        threading.Thread(target=kill_soon, daemon=True).start()
+        outcomes = play(server, specs[:2], {"slow": SlowBot, **BOTS}, concurrency=2)
+        assert all(isinstance(o, HarnessError) and o.cause in ("server died", "server connection lost") for o in outcomes)
+        # The next games find the server restarted and play normally.
+        again = results(play(server, specs[2:], {"slow": SlowBot, **BOTS}, concurrency=2))
+        assert server.restarts == 1 and server.process.pid != first_pid
+        assert all(o.record["winner"] in ("p1", "p2", "tie") for o in again)
