@@ -1,0 +1,126 @@
+"""Whole runs through `python -m pokebench`: planned games, resume, kill -9, reproducibility, bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_DIR
+from pokebench.schedule import build_schedule, expand_matchups
+from pokebench.store import RunStore
+
+SMOKE_PLAYERS = ["random", "max-damage", "heuristic"]
+
+
+def pokebench(cwd: Path, *overrides: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    proc = subprocess.run([sys.executable, "-m", "pokebench", *overrides], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def store_of(cwd: Path, name: str) -> RunStore:
+    return RunStore.open_existing(cwd / "runs" / name / "store.sqlite")
+
+
+def planned(name: str, pairs: int, seed_text: str = "pokebench-2026"):
+    return build_schedule(name, seed_text, pairs, expand_matchups(SMOKE_PLAYERS, "all"))
+
+
+def test_a_run_plays_exactly_the_planned_games_and_a_rerun_plays_none(tmp_path):
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false")
+    with store_of(tmp_path, "bots-smoke") as store:
+        games = store.games()
+    specs = {s.game_id: s for s in planned("bots-smoke", 1)}
+    assert sorted(games.game_id) == sorted(specs)
+    for row in games.itertuples():
+        spec = specs[row.game_id]
+        assert (row.p1, row.p2, row.battle_seed, row.p1_team_seed, row.p2_team_seed) == (
+            spec.p1, spec.p2, spec.battle_seed, spec.p1_team_seed, spec.p2_team_seed)
+        assert row.showdown_version == "0.11.11" and row.winner in ("p1", "p2", "tie")
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false")
+    with store_of(tmp_path, "bots-smoke") as store:
+        again = store.games()
+    assert again.equals(games)  # nothing replayed, nothing added
+
+
+def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
+    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = tmp_path / "runs" / "bots-smoke" / "store.sqlite"
+    deadline = time.monotonic() + 120
+    done = 0
+    while time.monotonic() < deadline and done < 4:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 4 <= done < 18, f"the kill came too late or too early ({done} games)"
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false")
+    with store_of(tmp_path, "bots-smoke") as store:
+        ids = list(store.games().game_id)
+    assert sorted(ids) == sorted(s.game_id for s in planned("bots-smoke", 3))
+
+
+def test_two_runs_of_the_same_bots_under_different_names_play_identical_games(tmp_path):
+    for name in ("first", "second"):
+        pokebench(tmp_path, "+run=bots-smoke", "pairs=1", f"name={name}", "publish=false")
+    with store_of(tmp_path, "first") as a, store_of(tmp_path, "second") as b:
+        ids = sorted(a.done_game_ids())
+        assert ids == sorted(b.done_game_ids()) and len(ids) == 6
+        for game_id in ids:
+            assert a.record(game_id)["input_log"] == b.record(game_id)["input_log"], game_id
+
+
+def test_a_user_bot_is_one_class_and_one_yaml_file(tmp_path):
+    pokebench(tmp_path, "+run=bots-smoke", "+player@players.example=example", "matchups=[[example,random]]",
+              "pairs=1", "name=example", "publish=false")
+    with store_of(tmp_path, "example") as store:
+        games = store.games()
+    assert len(games) == 2 and set(games.p1) == {"example", "random"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["+run=no-such-run"], "Could not find 'run/no-such-run'"),
+        (["+run=bots-smoke", "+typo=1"], "Unknown config key 'typo'"),
+        (["+run=bots-smoke", "typo=1"], "Key 'typo' is not in struct"),
+        (["+run=bots-smoke", "pairs=abc"], "'pairs' must be a positive whole number"),
+        (["+run=bots-smoke", "matchups=[[random,nobody]]"], "names ['nobody'], which is not among the run's players"),
+        (["+run=bots-smoke", "+player@players.ghost=ghost"], "Could not find 'player/ghost'"),
+        ([], "choose a run with `+run=NAME`. Available runs:"),
+    ],
+)
+def test_bad_input_is_a_clear_error_before_any_game(tmp_path, overrides, message):
+    proc = pokebench(tmp_path, *overrides, check=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr + proc.stdout
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("store.sqlite"))
+
+
+def test_a_run_folder_from_another_config_is_refused_and_left_untouched(tmp_path):
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false")
+    db = tmp_path / "runs" / "bots-smoke" / "store.sqlite"
+    with store_of(tmp_path, "bots-smoke") as store:
+        before = store.games()
+    proc = pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "seed_text=other", "publish=false", check=False)
+    assert proc.returncode == 2
+    assert "holds games of another config (it differs in: seed_text)" in proc.stderr
+    with store_of(tmp_path, "bots-smoke") as store:
+        assert store.games().equals(before)
+    assert db.exists()
