@@ -1,0 +1,88 @@
+"""Bot games per second through the whole harness, against the raw simulator's ceiling.
+
+    .venv/bin/python benchmarks/bots_throughput.py [--games 200] [--concurrency 8]
+
+Harness: Random against Random (and Max-damage against Heuristic) through the arena:
+fresh poke-env players per game, seed registration, the pinned server with one
+simulator process per core, and the record of every game.
+Ceiling: the installed package's ``BattleStream`` with its ``RandomPlayerAI`` on both
+sides, no server, one node process per core, same machine, same run.
+The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import time
+
+from pokebench.arena import Arena, GameResult
+from pokebench.schedule import build_schedule
+from pokebench.server import PACKAGE_DIR, LocalShowdown
+from players.heuristic import HeuristicBot
+from players.max_damage import MaxDamageBot
+from players.random_bot import RandomBot
+
+CEILING_JS = r"""
+const {BattleStream, getPlayerStreams} = require('./dist/sim/battle-stream');
+const {RandomPlayerAI} = require('./dist/sim/tools/random-player-ai');
+const games = parseInt(process.argv[1], 10);
+(async () => {
+  for (let i = 0; i < games; i++) {
+    const streams = getPlayerStreams(new BattleStream());
+    const p1 = new RandomPlayerAI(streams.p1, {seed: [i, 1, 2, 3]});
+    const p2 = new RandomPlayerAI(streams.p2, {seed: [i, 4, 5, 6]});
+    void p1.start(); void p2.start();
+    const seed = 'sodium,' + (i.toString(16).padStart(32, '0'));
+    void streams.omniscient.write(`>start {"formatid":"gen9randombattle","seed":"${seed}"}\n>player p1 {"name":"A"}\n>player p2 {"name":"B"}`);
+    for await (const chunk of streams.omniscient) { if (chunk.includes('|win|') || chunk.includes('|tie')) break; }
+  }
+})();
+"""
+
+
+def ceiling(games: int, processes: int) -> float:
+    per_process = max(1, games // processes)
+    start = time.perf_counter()
+    procs = [subprocess.Popen(["node", "-e", CEILING_JS, str(per_process)], cwd=PACKAGE_DIR) for _ in range(processes)]
+    for proc in procs:
+        proc.wait()
+    return per_process * processes / (time.perf_counter() - start)
+
+
+def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> float:
+    factories = {"random": RandomBot, "random2": RandomBot, "max-damage": MaxDamageBot, "heuristic": HeuristicBot}
+    specs = build_schedule("bench", f"throughput-{matchup}", max(1, games // 2), [matchup])
+
+    async def main(server: LocalShowdown) -> int:
+        arena = Arena(server, factories, "gen9randombattle", 300, concurrency, matchup_order=[specs[0].matchup])
+        return sum([isinstance(o, GameResult) async for o in arena.play(specs)])
+
+    with LocalShowdown(sim_processes=os.cpu_count() or 1) as server:
+        start = time.perf_counter()
+        played = asyncio.run(main(server))
+        return played / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
+    one_core = ceiling(args.games // 2, 1)
+    print(f"ceiling, raw simulator, 1 process:          {one_core:6.1f} games/s")
+    all_cores = ceiling(args.games, cores)
+    print(f"ceiling, raw simulator, {cores} processes:        {all_cores:6.1f} games/s")
+    heuristic = harness(args.games // 2, args.concurrency, ("max-damage", "heuristic"))
+    print(f"harness, Max-damage vs Heuristic:           {heuristic:6.1f} games/s")
+    random_rate = harness(args.games, args.concurrency, ("random", "random2"))
+    print(f"harness, Random vs Random:                  {random_rate:6.1f} games/s")
+    print(f"ratio {random_rate / all_cores:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,481 @@
+"""Publishing: CSVs, replays and input logs, bad input, atomic writes, secrets, the notebook.
+
+The stores are built from synthetic games (no Showdown server): real game specs from the
+schedule, short but realistic battle logs and input logs, and LLM decisions for one player.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pokebench import publish as pub
+from pokebench.publish import PublishError, load_results, load_runs, per_player_figures, publish
+from pokebench.schedule import build_schedule
+from pokebench.store import RunStore
+
+REPO = Path(__file__).resolve().parent.parent
+BOTS = ["random", "max-damage", "heuristic"]
+STRENGTH = {"random": 0, "max-damage": 1, "heuristic": 2, "llm-a": 3, "llm-b": 3, "lonely-a": 0, "lonely-b": 1}
+SECRET = "sk-live-DO-NOT-PUBLISH-4f9a8b7c6d5e"
+ENV_SECRET = "ghp_envSECRETvalue_0123456789abcdef"
+EVIL_REASON = "<script>alert('pwned')</script> Moonblast hits hard & fast"
+EVIL_NICK = "<img src=x onerror=alert(1)>"
+
+
+# ---- synthetic runs ----------------------------------------------------------------------------
+
+def username(player: str, spec: Any) -> str:
+    return f"{player.replace('-', '')[:7]}{spec.pair:05d}{'ab'[spec.game - 1]}{'12'[spec.p1 != player]}"
+
+
+def battle_log(spec: Any, winner: str, turns: int) -> list[str]:
+    """A short omniscient Showdown log: both leads trade hits, the loser's lead faints."""
+    u1, u2 = username(spec.p1, spec), username(spec.p2, spec)
+    lines = ["|j|☆" + u1, "|j|☆" + u2, "|", "|t:|1760000000", "|gametype|singles",
+             f"|player|p1|{u1}|1|", f"|player|p2|{u2}|2|", "|teamsize|p1|6", "|teamsize|p2|6", "|gen|9",
+             "|tier|[Gen 9] Random Battle", "|rule|Species Clause: Limit one of each Pokémon", "|",
+             "|start", "|split|p1", f"|switch|p1a: {EVIL_NICK}|Carbink, L90|236/236",
+             f"|switch|p1a: {EVIL_NICK}|Carbink, L90|100/100", "|split|p2",
+             "|switch|p2a: Calyrex|Calyrex-Shadow, L64|200/200", "|switch|p2a: Calyrex|Calyrex-Shadow, L64|100/100",
+             "|turn|1"]
+    hp1, hp2 = 236, 200
+    for t in range(1, turns + 1):
+        hp2 = max(hp2 - 40, 1)
+        hp1 = max(hp1 - 30, 1)
+        lines += ["|", f"|t:|{1760000000 + t}", f"|move|p1a: {EVIL_NICK}|Moonblast|p2a: Calyrex",
+                  "|split|p2", f"|-damage|p2a: Calyrex|{hp2}/200", f"|-damage|p2a: Calyrex|{hp2 * 100 // 200}/100",
+                  f"|move|p2a: Calyrex|Astral Barrage|p1a: {EVIL_NICK}", "|split|p1",
+                  f"|-damage|p1a: {EVIL_NICK}|{hp1}/236", f"|-damage|p1a: {EVIL_NICK}|{hp1 * 100 // 236}/100",
+                  "|", "|upkeep"]
+        if t < turns:
+            lines.append(f"|turn|{t + 1}")
+    if winner == "tie":
+        lines.append("|tie")
+    else:
+        loser = "p2a: Calyrex" if winner == "p1" else f"p1a: {EVIL_NICK}"
+        lines += [f"|faint|{loser}", f"|win|{u1 if winner == 'p1' else u2}"]
+    return lines
+
+
+def input_log(spec: Any, turns: int) -> list[str]:
+    return ['>start {"formatid":"gen9randombattle","seed":"%s"}' % spec.battle_seed,
+            '>player p1 {"name":"%s","seed":"%s"}' % (username(spec.p1, spec), spec.p1_team_seed),
+            '>player p2 {"name":"%s","seed":"%s"}' % (username(spec.p2, spec), spec.p2_team_seed),
+            *[f">{side} move 1" for _ in range(turns) for side in ("p1", "p2")]]
+
+
+def llm_decisions(side: str, player: str, turns: int) -> list[dict[str, Any]]:
+    rows = []
+    for t in range(1, turns + 1):
+        base = {"side": side, "player": player, "turn": t, "input_tokens": 1000 + t, "cached_input_tokens": 800,
+                "output_tokens": 100, "reasoning_tokens": 60, "cost_usd": 0.01, "latency_s": 2.0,
+                "reask": False, "refusal": False, "random_pick": False, "api_key": SECRET}
+        if t == 1:  # a first answer that named no legal action, then the re-ask
+            rows.append(base | {"action": None, "reason": "I am not sure", "output_tokens": 50, "cost_usd": 0.005})
+            rows.append(base | {"action": "move Moonblast", "reason": EVIL_REASON, "reask": True})
+        else:
+            rows.append(base | {"action": "move Moonblast", "reason": f"Keep attacking on turn {t}."})
+    return rows
+
+
+def outcome(spec: Any) -> tuple[str, int]:
+    """Stronger player wins, except the first game of every second pair (so nobody is perfect)."""
+    turns = 2 + (spec.pair + spec.game) % 3
+    s1, s2 = STRENGTH[spec.p1], STRENGTH[spec.p2]
+    if spec.pair % 3 == 0 and spec.game == 1:
+        return "tie", turns
+    if s1 == s2 or (spec.pair % 2 == 0 and spec.game == 1):
+        return ("p2" if s1 > s2 else "p1"), turns
+    return ("p1" if s1 > s2 else "p2"), turns
+
+
+def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"), pairs: int = 2,
+             matchups: Sequence[tuple[str, str]] | None = None, errors: int = 0,
+             games: bool = True, run: str | None = None) -> Path:
+    """A store at runs_dir/name/store.sqlite with synthetic finished games (and harness errors)."""
+    matchups = list(matchups) if matchups is not None else list(itertools.combinations(players, 2))
+    specs = build_schedule(run or name, f"seed-{name}", pairs, matchups)
+    path = runs_dir / name / "store.sqlite"
+    with RunStore(path) as store:
+        for spec in specs if games else []:
+            winner, turns = outcome(spec)
+            record = {"game_id": spec.game_id, "format": "gen9randombattle", "showdown_version": "0.11.11-test",
+                      "battle_seed": spec.battle_seed, "p1_team_seed": spec.p1_team_seed,
+                      "p2_team_seed": spec.p2_team_seed, "p1": username(spec.p1, spec), "p2": username(spec.p2, spec),
+                      "winner": winner, "turns": turns, "end_reason": "normal", "p1team": None, "p2team": None,
+                      "input_log": input_log(spec, turns), "log": battle_log(spec, winner, turns),
+                      "ended_at": "2026-10-06T12:00:00.000+00:00"}
+            sides, decisions = {}, []
+            for side, player in (("p1", spec.p1), ("p2", spec.p2)):
+                info = {"player": player, "username": username(player, spec), "class": "Bot", "decisions": turns,
+                        "refusals": 0, "choice_errors": []}
+                if player.startswith("llm"):
+                    info |= {"class": "LLMPlayer", "model": "test/model-x", "reasoning_effort": "high",
+                             "api_key": SECRET, "api_key_env": "POKEBENCH_TEST_API_KEY",
+                             "client": {"base_url": "http://127.0.0.1:1/v1", "auth_token": SECRET}}
+                    decisions += llm_decisions(side, player, turns)
+                sides[side] = info
+            store.save_game(spec, record, sides, "2026-10-06T11:59:00.000+00:00", decisions)
+        for k in range(errors):
+            store.save_harness_error(specs[k].game_id, "stall", f"no battle message for 300 s ({SECRET})")
+    return path
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    runs_dir = tmp_path / "runs"
+    make_run(runs_dir, "mixed", errors=1)
+    return runs_dir
+
+
+def all_text(root: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in root.rglob("*") if p.is_file())
+
+
+# ---- what a publish writes -----------------------------------------------------------------------
+
+def test_publish_writes_csvs_and_input_logs(runs: Path, tmp_path: Path) -> None:
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=50)
+    assert out == tmp_path / "site"
+
+    ratings = pd.read_csv(out / "ratings.csv")
+    for col in ("rank", "player", "elo", "ci_low", "ci_high", "games", "wins", "ties", "losses", *pub.FIGURE_COLUMNS):
+        assert col in ratings.columns
+    assert set(ratings["player"]) == {*BOTS, "llm-a"}
+    assert list(ratings["rank"]) == [1, 2, 3, 4] and ratings["elo"].is_monotonic_decreasing
+    md = ratings.set_index("player").loc["max-damage"]
+    assert md["elo"] == md["ci_low"] == md["ci_high"] == 1000
+    assert (ratings["ci_low"] <= ratings["elo"]).all() and (ratings["elo"] <= ratings["ci_high"]).all()
+    assert (ratings["wins"] + ratings["ties"] + ratings["losses"] == ratings["games"]).all()
+    assert ratings.set_index("player")["games"].to_dict() == {p: 12 for p in [*BOTS, "llm-a"]}
+    # LLM figures only for the LLM player
+    bots = ratings[ratings["player"].isin(BOTS)]
+    assert bots[list(pub.FIGURE_COLUMNS)].isna().all().all()
+    assert ratings.set_index("player").loc["llm-a", "answers"] > 0
+
+    games = pd.read_csv(out / "games.csv")
+    need = ["game_id", "run", "matchup", "pair", "game", "p1", "p2", "winner", "turns", "end_reason",
+            "battle_seed", "p1_team_seed", "p2_team_seed", "showdown_version"]
+    assert need == [c for c in games.columns if c in need]
+    assert len(games) == 6 * 2 * 2 and games["game_id"].is_unique
+    assert set(games["winner"]) <= {"p1", "p2", "tie"} and "tie" in set(games["winner"])
+    with RunStore.open_existing(runs / "mixed" / "store.sqlite") as store:
+        expected = store.games()
+        for gid in expected["game_id"]:
+            rec = store.record(gid)
+            assert (out / "inputlogs" / f"{gid}.log").read_text() == "\n".join(rec["input_log"]) + "\n"
+            assert (out / "replays" / f"{gid}.html").is_file()
+    pd.testing.assert_frame_equal(games[need], expected[need], check_dtype=False)
+
+    h2h = pd.read_csv(out / "h2h.csv")
+    assert {"player", "opponent", "wins", "ties", "losses", "games", "win_rate"} <= set(h2h.columns)
+    assert len(h2h) == 12 and (h2h["games"] == 4).all()
+
+    dec = pd.read_csv(out / "decisions.csv")
+    assert {"game_id", "run", "side", "player", "turn", "action", "reason", "output_tokens", "cost_usd"} <= set(dec.columns)
+    assert set(dec["player"]) == {"llm-a"} and set(dec["game_id"]) <= set(games["game_id"])
+    assert "api_key" not in dec.columns
+
+    for page in ("index.html", "games.html", "ratings.svg", "cost.svg"):
+        assert (out / page).is_file(), page
+    assert sorted(p.name for p in (out / "players").iterdir()) == sorted(f"{p}.html" for p in [*BOTS, "llm-a"])
+    assert not list(tmp_path.glob(".site.*")), "temporary folders left behind"
+
+
+def test_no_decisions_csv_without_llm_players(tmp_path: Path) -> None:
+    make_run(tmp_path / "runs", "bots", players=BOTS)
+    out = publish(["bots"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0)
+    assert not (out / "decisions.csv").exists() and not (out / "cost.svg").exists()
+    index = (out / "index.html").read_text()
+    assert "decisions.csv" not in index
+
+
+def test_pages_show_players_turns_and_answers_escaped(runs: Path, tmp_path: Path) -> None:
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=20)
+    index = (out / "index.html").read_text()
+    for player in [*BOTS, "llm-a"]:
+        assert f">{player}</a>" in index
+    # bots have no LLM figures: dashes, not zeros
+    row = index.split(">random</a>")[1].split("</tr>")[0]
+    assert row.count("—") == 5 and "$0" not in row
+    llm_row = index.split(">llm-a</a>")[1].split("</tr>")[0]
+    assert "$" in llm_row and "%" in llm_row
+    assert 'src="ratings.svg"' in index and 'class="h2h"' in index and 'src="cost.svg"' in index
+
+    gid = "llm-a-vs-random.p0001.g1" if (out / "replays" / "llm-a-vs-random.p0001.g1.html").exists() \
+        else "random-vs-llm-a.p0001.g1"
+    replay = (out / "replays" / f"{gid}.html").read_text()
+    games = pd.read_csv(out / "games.csv").set_index("game_id")
+    turns = int(games.loc[gid, "turns"])
+    for t in range(1, turns + 1):
+        assert f'id="turn-{t}"' in replay and f'href="#turn-{t}"' in replay
+    assert f'id="turn-{turns + 1}"' not in replay
+    assert "Moonblast" in replay and "Calyrex" in replay
+    assert f'href="../inputlogs/{gid}.log"' in replay
+    assert "Keep attacking on turn 2." in replay and "re-ask" in replay
+    assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in replay
+    everything = "\n".join(p.read_text() for p in out.rglob("*.html"))
+    assert "<script>alert" not in everything and "<img src=x" not in everything
+    assert "&lt;img src=x onerror=alert(1)&gt;" in replay
+    # the mirror game is linked
+    partner = gid[:-1] + ("2" if gid.endswith("1") else "1")
+    assert f'href="{partner}.html"' in replay
+    # player page: settings without secrets, its games
+    llm_page = (out / "players" / "llm-a.html").read_text()
+    assert "test/model-x" in llm_page and "reasoning_effort" in llm_page and gid in llm_page
+
+
+def test_secrets_never_reach_the_site(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POKEBENCH_TEST_API_KEY", ENV_SECRET)
+    monkeypatch.setenv("SOME_TOKEN", ENV_SECRET + "2")
+    # even if a value slips into a field with an innocent name, the env guard blanks it
+    make_run(tmp_path / "runs2", "leaky", players=["max-damage", "llm-a"], pairs=1)
+    with RunStore.open_existing(tmp_path / "runs2" / "leaky" / "store.sqlite") as store:
+        store.db.execute("UPDATE decisions SET data = json_set(data, '$.reason', ?)", (f"my key is {ENV_SECRET}",))
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=10)
+    out2 = publish(["leaky"], tmp_path / "site2", runs_dir=tmp_path / "runs2", n_bootstrap=10)
+    for root in (out, out2):
+        text = all_text(root)
+        assert SECRET not in text and ENV_SECRET not in text
+        assert "api_key" not in text and "auth_token" not in text and "POKEBENCH_TEST_API_KEY" not in text
+    assert "[redacted]" in all_text(out2)
+    assert "output_tokens" in (out / "decisions.csv").read_text().splitlines()[0]
+
+
+def test_per_player_figures_follow_the_method() -> None:
+    games = pd.DataFrame({"game_id": ["g1", "g2", "g3"], "p1": ["llm", "bot", "llm"], "p2": ["bot", "llm", "bot"],
+                          "winner": ["p1", "p1", "tie"]})
+    dec = pd.DataFrame([
+        # g1: an answer without a legal action, its re-ask; a refused choice; a normal answer
+        dict(game_id="g1", player="llm", output_tokens=50, reasoning_tokens=40, cost_usd=0.01, latency_s=1.0, reask=False, random_pick=False),
+        dict(game_id="g1", player="llm", output_tokens=150, reasoning_tokens=100, cost_usd=0.03, latency_s=3.0, reask=True, random_pick=False),
+        dict(game_id="g2", player="llm", output_tokens=100, reasoning_tokens=0, cost_usd=0.02, latency_s=2.0, reask=False, random_pick=False),
+        # a random pick after failed answers: no usage saved
+        dict(game_id="g2", player="llm", output_tokens=np.nan, reasoning_tokens=np.nan, cost_usd=np.nan, latency_s=np.nan, reask=False, random_pick=True),
+        dict(game_id="gX", player="llm", output_tokens=10**6, cost_usd=99.0, latency_s=99.0),  # not a finished game
+    ])
+    fig = per_player_figures(games, dec).set_index("player")
+    assert fig.loc["llm", ["games", "wins", "ties", "losses"]].tolist() == [3, 1, 1, 1]
+    assert fig.loc["bot", ["games", "wins", "ties", "losses"]].tolist() == [3, 1, 1, 1]
+    assert fig.loc["llm", "answers"] == 4
+    assert fig.loc["llm", "cost_per_game"] == pytest.approx(0.06 / 3)  # one side of one game
+    assert fig.loc["llm", "output_tokens_per_decision"] == pytest.approx(300 / 3)  # reasoning not added again
+    assert fig.loc["llm", "seconds_per_decision"] == pytest.approx(2.0)
+    assert fig.loc["llm", "reask_rate"] == pytest.approx(1 / 4)
+    assert fig.loc["llm", "random_pick_rate"] == pytest.approx(1 / 4)
+    assert fig.loc["bot", list(pub.FIGURE_COLUMNS)].isna().all()
+    # missing columns are missing figures, not zeros
+    sparse = per_player_figures(games, dec[["game_id", "player", "output_tokens"]]).set_index("player")
+    assert sparse.loc["llm", "output_tokens_per_decision"] == pytest.approx(100)
+    assert sparse.loc["llm", ["cost_per_game", "seconds_per_decision", "reask_rate", "random_pick_rate"]].isna().all()
+    assert per_player_figures(games, pd.DataFrame())[list(pub.FIGURE_COLUMNS)].isna().all().all()
+
+
+# ---- merging runs -----------------------------------------------------------------------------
+
+def test_merging_runs_keeps_ids_unique(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "a", players=BOTS, pairs=1)
+    make_run(runs, "b", players=["max-damage", "llm-a"], pairs=2)
+    with load_runs(["a", "b"], runs) as data:
+        assert len(data.games) == 3 * 2 + 4 and data.games["game_id"].is_unique
+        assert set(data.games["run"]) == {"a", "b"}
+        # "max-damage-vs-llm-a" and the bots' matchups do not collide: ids stay the stores' own
+        assert "random-vs-max-damage.p0001.g1" in set(data.games["game_id"])
+    make_run(runs, "a2", players=BOTS, pairs=1)  # same matchups and pairs as "a": ids collide
+    out = publish(["a", "a2", "b"], tmp_path / "all", runs_dir=runs, n_bootstrap=10)
+    games = pd.read_csv(out / "games.csv")
+    assert len(games) == 6 + 6 + 4 and games["game_id"].is_unique
+    assert "a2.random-vs-max-damage.p0001.g1" in set(games["game_id"])
+    dec = pd.read_csv(out / "decisions.csv")
+    assert set(dec["game_id"]) <= set(games["game_id"]) and set(dec["run"]) == {"b"}
+    assert (out / "inputlogs" / "a.random-vs-max-damage.p0001.g1.log").is_file()
+    assert set(pd.read_csv(out / "ratings.csv")["player"]) == {*BOTS, "llm-a"}
+
+
+def test_the_same_game_in_two_stores_is_refused(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "shard1", players=BOTS, pairs=1, run="big")
+    make_run(runs, "shard2", players=BOTS, pairs=1, run="big")
+    with pytest.raises(PublishError, match="more than one store"):
+        publish(["shard1", "shard2"], tmp_path / "site", runs_dir=runs)
+    assert not (tmp_path / "site").exists()
+
+
+# ---- bad input: clear message, exit code 2, nothing written ---------------------------------------
+
+def bad_runs(runs: Path) -> None:
+    make_run(runs, "empty", games=False)
+    make_run(runs, "errors-only", games=False, errors=3)
+    make_run(runs, "solo", players=["max-damage"], matchups=[], pairs=1)
+    with RunStore.open_existing(runs / "solo" / "store.sqlite") as store:  # one player against itself
+        spec = build_schedule("solo", "s", 1, [("max-damage", "random")])[0]
+        spec = type(spec)(**{**spec.__dict__, "p2": "max-damage", "matchup": "max-damage-vs-max-damage"})
+        store.save_game(spec, {"winner": "p1", "turns": 1, "end_reason": "normal", "showdown_version": "x",
+                               "input_log": [], "log": []}, {}, "2026-10-06T00:00:00Z")
+    make_run(runs, "islands", players=["max-damage", "random", "lonely-a", "lonely-b"], pairs=1,
+             matchups=[("max-damage", "random"), ("lonely-a", "lonely-b")])
+    make_run(runs, "no-anchor", players=["random", "heuristic"], pairs=1)
+    make_run(runs, "good", players=BOTS, pairs=1)
+
+
+BAD = [
+    (["nope"], "there is no run named 'nope'"),
+    (["empty"], "has no finished games yet"),
+    (["errors-only"], "only 3 harness error(s)"),
+    (["solo"], "one player"),
+    (["islands"], "never met"),
+    (["no-anchor"], "--anchor PLAYER"),
+    (["good", "empty"], "run 'empty' has no finished games"),
+    (["good", "no-anchor"], "several runs need --out"),
+]
+
+
+@pytest.mark.parametrize("names, message", BAD, ids=[n[0][-1] + ("+" if len(n[0]) > 1 else "") for n in BAD])
+def test_bad_input_gives_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture, names: list[str],
+                                         message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = tmp_path / "runs"
+    bad_runs(runs)
+    monkeypatch.chdir(tmp_path)
+    out_args = ["--out", str(tmp_path / "site")] if len(names) > 1 and "no-anchor" not in names else []
+    code = pub.main([*names, "--runs-dir", str(runs), "--bootstrap", "5", *out_args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "site").exists() and not (tmp_path / "data").exists()
+    assert not [p for p in tmp_path.rglob(".*tmp-*")]
+
+
+def test_command_line_exit_code_and_output(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "good", players=BOTS, pairs=1)
+    make_run(runs, "no-anchor", players=["random", "heuristic"], pairs=1)
+    env = {k: v for k, v in os.environ.items()}
+    cmd = [sys.executable, "-m", "pokebench.publish", "--runs-dir", str(runs), "--bootstrap", "5"]
+    bad = subprocess.run([*cmd, "no-anchor"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--anchor PLAYER" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "data" / "site" / "no-anchor").exists()
+    ok = subprocess.run([*cmd, "no-anchor", "--anchor", "random"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    ratings = pd.read_csv(tmp_path / "data" / "site" / "no-anchor" / "ratings.csv").set_index("player")
+    assert ratings.loc["random", "elo"] == 1000
+
+
+# ---- atomic writes -------------------------------------------------------------------------------
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_failed_publish_leaves_the_old_site_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "good", players=BOTS, pairs=1)
+    make_run(runs, "no-anchor", players=["random", "heuristic"], pairs=1)
+    site = tmp_path / "site"
+    publish(["good"], site, runs_dir=runs, n_bootstrap=5)
+    before = snapshot(site)
+
+    with pytest.raises(PublishError, match="--anchor"):
+        publish(["no-anchor"], site, runs_dir=runs)
+    assert snapshot(site) == before
+
+    # a failure half-way through writing the pages
+    from pokebench import site as site_mod
+
+    real = site_mod.render_replay
+    calls = []
+
+    def failing(*args: Any, **kwargs: Any) -> str:
+        calls.append(1)
+        if len(calls) > 2:
+            raise RuntimeError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(site_mod, "render_replay", failing)
+    with pytest.raises(RuntimeError, match="disk full"):
+        publish(["no-anchor"], site, anchor="random", runs_dir=runs, n_bootstrap=5)
+    assert len(calls) == 3
+    assert snapshot(site) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "site"], "temporary folder left behind"
+
+    monkeypatch.setattr(site_mod, "render_replay", real)
+    publish(["no-anchor"], site, anchor="random", runs_dir=runs, n_bootstrap=5)
+    assert set(pd.read_csv(site / "ratings.csv")["player"]) == {"random", "heuristic"}
+    assert not (site / "replays" / "random-vs-max-damage.p0001.g1.html").exists()  # the old site is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "site"]
+
+
+def test_a_folder_that_is_not_a_site_is_never_replaced(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "good", players=BOTS, pairs=1)
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    with pytest.raises(PublishError, match="not a PokéBench site"):
+        publish(["good"], precious, runs_dir=runs)
+    assert snapshot(precious) == {"thesis.tex": b"years of work"}
+
+
+# ---- reading results back ------------------------------------------------------------------------
+
+def test_load_results_from_site_and_run(runs: Path, tmp_path: Path) -> None:
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=30)
+    site = load_results(out)
+    run = load_results(runs / "mixed")
+    assert site.anchor == "max-damage" and site.llm_players == ["llm-a"] == run.llm_players
+    pd.testing.assert_series_equal(site.ratings["elo"], run.ratings["elo"], check_exact=False, rtol=1e-9)
+    assert len(site.games) == len(run.games) == 24
+    with pytest.raises(PublishError, match="neither a published site"):
+        load_results(tmp_path)
+
+
+# ---- the notebook --------------------------------------------------------------------------------
+
+def kernel_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """'python3' if it runs this interpreter (the venv's own ipykernel); else a temporary spec."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        argv0 = KernelSpecManager().get_kernel_spec("python3").argv[0]
+    except NoSuchKernel:
+        argv0 = None
+    python_names = {"python", "python3", f"python3.{sys.version_info[1]}"}
+    if argv0 in python_names or (argv0 and Path(argv0).resolve() == Path(sys.executable).resolve()):
+        return "python3"
+    spec_dir = tmp_path / "jupyter" / "kernels" / "pokebench-test"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "pokebench test", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    return "pokebench-test"
+
+
+def test_notebook_runs_against_a_published_site(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=20)
+    monkeypatch.setenv("POKEBENCH_SITE", str(out))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(REPO / "notebooks" / "analysis.ipynb", as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit the notebook without outputs"
+    client = nbclient.NotebookClient(nb, timeout=120, kernel_name=kernel_name(tmp_path, monkeypatch),
+                                     resources={"metadata": {"path": str(REPO / "notebooks")}})
+    client.execute()
+    text = "\n".join(o.get("text", "") + json.dumps(o.get("data", {}))
+                     for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "llm-a" in text and "max-damage" in text
+    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert images >= 3  # ratings, head to head, cost against rating
