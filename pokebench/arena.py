@@ -1,7 +1,7 @@
 """Plays planned games on a PokéBench Showdown server, several at once.
 
-For each game the arena logs in one fresh poke-env player per side (with names
-derived from the game, so the same config gives the same battle and input logs),
+For each game the arena takes one seat per side (a fresh poke-env player, or a
+process of an external program such as Foul Play; see :mod:`pokebench.seats`),
 registers the game's seeds and side order with the server plugin, lets the players
 battle by the ordinary challenge protocol, and returns the record that the plugin
 sends when the battle ends.
@@ -15,24 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
-from poke_env import AccountConfiguration, ServerConfiguration
-from poke_env.concurrency import POKE_LOOP
 from poke_env.player import Player
 
 from pokebench.bench_player import GameContext
 from pokebench.schedule import GameSpec
+from pokebench.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
 from pokebench.server import ServerAddress
 from pokebench.showdown_admin import AdminClient, AdminError
 from pokebench.store import now
 
 log = logging.getLogger(__name__)
 
-PlayerFactory = Callable[..., Player]
+#: A poke-env Player class (or factory of fresh players), or an external competitor.
+PlayerFactory = Callable[..., Player] | ExternalCompetitor
 
 
 class ShowdownServer(Protocol):
@@ -57,18 +56,6 @@ class HarnessError:
     spec: GameSpec
     cause: str
     detail: str
-
-
-def showdown_username(player: str, matchup_index: int, spec: GameSpec) -> str:
-    """A Showdown name (at most 18 characters) unique among the games that can run at once."""
-    slug = re.sub(r"[^a-z0-9]", "", player.lower())[:7] or "player"
-    return f"{slug}{matchup_index:02d}{spec.pair:05d}{'ab'[spec.game - 1]}{'12'[spec.p1 != player]}"
-
-
-async def in_poke_loop(coro: Any, timeout: float | None = None) -> Any:
-    """Run a coroutine on poke-env's own event loop (where its players live) and await it here."""
-    future = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, POKE_LOOP))
-    return await asyncio.wait_for(future, timeout)
 
 
 @dataclass
@@ -154,16 +141,12 @@ class Arena:
             for sem in limits:
                 sem.release()
 
-    def _make_player(self, name: str, spec: GameSpec, address: ServerAddress) -> Player:
+    async def _make_seat(self, name: str, spec: GameSpec, side: str, address: ServerAddress) -> Seat:
+        factory = self.factories[name]
+        if isinstance(factory, ExternalCompetitor):
+            return await factory.seat(address, spec, side)
         username = showdown_username(name, self.matchup_index.get(spec.matchup, 0), spec)
-        return self.factories[name](
-            account_configuration=AccountConfiguration(username, None),
-            server_configuration=ServerConfiguration(address.websocket_url, "http://127.0.0.1:9/unused"),
-            battle_format=self.battle_format,
-            max_concurrent_battles=1,
-            start_timer_on_battle_start=False,
-            log_level=logging.CRITICAL,
-        )
+        return PokeEnvSeat(factory, username, address, self.battle_format)
 
     async def play_one(self, spec: GameSpec) -> GameResult | HarnessError:
         """Play one game start to end; never raises for a game-level failure."""
@@ -172,17 +155,19 @@ class Arena:
         except Exception as err:  # the server cannot be (re)started: a harness error for this game
             return HarnessError(spec, "server unavailable", repr(err))
         started_at = now()
-        seats: dict[str, Player] = {}
+        seats: dict[str, Seat] = {}
         failure = asyncio.Event()
         loop = asyncio.get_running_loop()
+        healthy = False
         try:
             for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
-                player = self._make_player(name, spec, conn.address)
-                player.begin_game(GameContext(spec.game_id, side, spec.battle_seed, team_seed),
-                                  on_failure=lambda _err: loop.call_soon_threadsafe(failure.set))
-                seats[side] = player
-            for player in seats.values():
-                await in_poke_loop(player.ps_client.wait_for_login(wait_for=30), timeout=35)
+                seats[side] = await self._make_seat(name, spec, side, conn.address)
+                seats[side].begin_game(GameContext(spec.game_id, side, spec.battle_seed, team_seed),
+                                       lambda _err: loop.call_soon_threadsafe(failure.set))
+            await asyncio.gather(*(seat.ready() for seat in seats.values()))
+            challenger, acceptor = ("p1", "p2") if seats["p1"].can_challenge else ("p2", "p1")
+            if not seats[challenger].can_challenge:
+                raise ValueError(f"neither {spec.p1} nor {spec.p2} can send a challenge: two external programs cannot meet")
             record_future = conn.admin.expect_record(spec.game_id)
             await conn.admin.register({
                 "game_id": spec.game_id, "format": self.battle_format,
@@ -191,29 +176,28 @@ class Arena:
                 "p2_team_seed": spec.p2_team_seed, "turn_limit": self.turn_limit,
             })
             battle_tasks = [
-                asyncio.ensure_future(seats["p2"].accept_challenges(seats["p1"].username, 1)),
-                asyncio.ensure_future(seats["p1"].send_challenges(seats["p2"].username, 1)),
+                asyncio.ensure_future(seats[acceptor].accept(seats[challenger].username)),
+                asyncio.ensure_future(seats[challenger].challenge(seats[acceptor].username)),
             ]
             outcome = await self._wait_for_end(record_future, failure, conn, seats)
             if isinstance(outcome, str):
                 await self._void(conn, spec)
                 return HarnessError(spec, outcome, self._failure_detail(seats, outcome))
             await asyncio.wait(battle_tasks, timeout=30)
-            return GameResult(spec, outcome, self._player_summary(spec, seats), started_at,
-                              self._decisions(seats))
-        except (AdminError, AssertionError, asyncio.TimeoutError, OSError) as err:
+            healthy = True
+            players = {side: {"player": name, "username": seats[side].username, **seats[side].summary()}
+                       for side, name in (("p1", spec.p1), ("p2", spec.p2))}
+            decisions = [d for side in ("p1", "p2") for d in seats[side].decisions()]
+            return GameResult(spec, outcome, players, started_at, decisions)
+        except (AdminError, AssertionError, asyncio.TimeoutError, OSError, ValueError) as err:
             await self._void(conn, spec)
             return HarnessError(spec, "harness connection failed", repr(err))
         finally:
             conn.admin.forget_record(spec.game_id)
-            for player in seats.values():
-                try:
-                    await in_poke_loop(player.ps_client.stop_listening(), timeout=5)
-                except Exception:  # already closed by the server
-                    pass
+            await asyncio.gather(*(seat.close(healthy) for seat in seats.values()), return_exceptions=True)
 
     async def _wait_for_end(self, record_future: asyncio.Future[dict[str, Any]], failure: asyncio.Event,
-                            conn: _Connection, seats: dict[str, Player]) -> dict[str, Any] | str:
+                            conn: _Connection, seats: dict[str, Seat]) -> dict[str, Any] | str:
         """The game's record, or the cause of a harness error."""
         failed = asyncio.ensure_future(failure.wait())
         died = asyncio.ensure_future(conn.dead.wait())
@@ -227,11 +211,11 @@ class Arena:
                     except AdminError:
                         return "server connection lost"
                 if failed in done:
-                    return "player raised an exception"
+                    return "player failed"
                 if died in done:
                     return "server died"
-                idle = time.monotonic() - max(p.last_activity for p in seats.values())
-                if idle > self.stall_timeout and not any(p.thinking for p in seats.values()):
+                idle = time.monotonic() - max(seat.idle_since for seat in seats.values())
+                if idle > self.stall_timeout and not any(seat.thinking for seat in seats.values()):
                     return f"battle stalled ({self.stall_timeout:.0f} s without a message)"
         finally:
             failed.cancel()
@@ -246,19 +230,6 @@ class Arena:
             pass
 
     @staticmethod
-    def _failure_detail(seats: dict[str, Player], cause: str) -> str:
-        failures = [f"{side} ({type(p).__name__}): {p.failure!r}" for side, p in seats.items() if p.failure]
+    def _failure_detail(seats: dict[str, Seat], cause: str) -> str:
+        failures = [f"{side}: {seat.failure!r}" for side, seat in seats.items() if seat.failure]
         return "; ".join(failures) or cause
-
-    @staticmethod
-    def _player_summary(spec: GameSpec, seats: dict[str, Player]) -> dict[str, Any]:
-        return {
-            side: {"player": name, "username": seats[side].username, "class": type(seats[side]).__name__,
-                   "decisions": seats[side].decisions, "refusals": seats[side].refusals,
-                   "choice_errors": seats[side].choice_errors, **getattr(seats[side], "game_summary", lambda: {})()}
-            for side, name in (("p1", spec.p1), ("p2", spec.p2))
-        }
-
-    @staticmethod
-    def _decisions(seats: dict[str, Player]) -> list[dict[str, Any]]:
-        return [d for side in ("p1", "p2") for d in getattr(seats[side], "decision_log", [])]

@@ -47,7 +47,8 @@ POPUP = "\x00"  # marks an ability pop-up line until the output is cleaned
 OWN, NODEFAULT = "\x01OWN", "\x01NODEFAULT"  # template() namespaces with a special meaning
 KWARG = re.compile(r"^\[(\w+)\]\s?(.*)$", re.S)
 IDENT = re.compile(r"^(p[1-4])([a-z]?):\s*(.*)$")
-PLACEHOLDER = re.compile(r"\[[A-Z]+\]")
+PLACEHOLDER = re.compile(r"\[(?:TRAINER|NICKNAME|NUMBER|FULLNAME|POKEMON|TARGET|MOVE|ABILITY|ITEM|SPECIES|TYPE|"
+                         r"EFFECT|TEAM|SOURCE|PERCENTAGE|STAT|NAME|PARTY)\]")
 ALLY = {"p1": "p3", "p2": "p4", "p3": "p1", "p4": "p2"}
 
 # Lines with no text of their own (pure protocol, chat, timers, HTML); any other unknown command
@@ -176,6 +177,8 @@ class BattleText:
         self.spread = False
         self._split: list[Any] | None = None  # [side, lines of the section seen so far]
         self._after_popup = False
+        self._username_patterns: dict[re.Pattern[str], str] = {}
+        self.unfilled: list[str] = []  # lines whose template kept a placeholder (a renderer gap)
         prefixes = [self.t["default"][k].split("[")[0] for k in
                     ("pokemon", "opposingPokemon", "team", "opposingTeam", "party", "opposingParty")]
         prefixes = sorted({p for p in prefixes if p[:1].islower()}, key=len, reverse=True)
@@ -198,6 +201,8 @@ class BattleText:
             "-clearnegativeboost": self._with_from, "-clearallboost": self._from_activate, "-block": self._block,
             "-fail": self._fail, "-immune": self._immune, "-miss": self._miss, "-terastallize": self._terastallize,
             "-hitcount": self._hitcount, "-nothing": self._nothing,
+            **{cmd: self._effectiveness for cmd in EFFECTIVENESS},
+            **{cmd: self._no_argument for cmd in NO_ARGUMENT_EVENTS},
         }
 
     # ---- feeding ------------------------------------------------------------------------------
@@ -226,6 +231,7 @@ class BattleText:
                 return []
         if cmd == "player" and len(args) > 1 and args[1]:
             self.usernames[args[1]] = args[0]
+            self._username_patterns[re.compile(r"(?<!\w)" + re.escape(args[1]) + r"(?!\w)")] = args[0]
         handler = self.handlers.get(cmd)
         if handler is None:
             if cmd in PROTOCOL_ONLY or not cmd.startswith("-"):
@@ -251,11 +257,13 @@ class BattleText:
 
     def _clean(self, line: str) -> str:
         line = line.replace("**", "").strip()
-        line = PLACEHOLDER.sub("", line).replace("  ", " ").strip() if PLACEHOLDER.search(line) else line
+        if PLACEHOLDER.search(line):  # a template asked for a value the protocol line did not give
+            self.unfilled.append(line)
+            line = re.sub(r"\s+", " ", PLACEHOLDER.sub("", line)).strip()
         if self._lowercase:
             line = self._lowercase.sub(lambda m: m.group(1) + m.group(2)[0].upper() + m.group(2)[1:], line, count=1)
-        for username, side in self.usernames.items():
-            line = re.sub(r"(?<![\w])" + re.escape(username) + r"(?![\w])", self.trainer(side), line)
+        for pattern, side in self._username_patterns.items():
+            line = pattern.sub(self.trainer(side), line)
         return line
 
     # ---- words --------------------------------------------------------------------------------
@@ -277,7 +285,8 @@ class BattleText:
     @staticmethod
     def fill(template: str, **values: str | None) -> str:
         for key, value in values.items():
-            template = template.replace(f"[{key}]", value or "")
+            if value is not None:
+                template = template.replace(f"[{key}]", value)
         return template
 
     def near(self, side: str) -> bool:
@@ -338,8 +347,7 @@ class BattleText:
 
     # ---- handlers: each returns raw template lines -------------------------------------------
     def _start(self, cmd, args, kw):
-        return [self.fill(self.tpl("startBattle"), TRAINER="Player 1").replace("Player 1", "Player 1", 1)
-                .replace("[TRAINER]", "Player 2")] if "[TRAINER]" in self.tpl("startBattle") else []
+        return [self.tpl("startBattle").replace("[TRAINER]", "Player 1", 1).replace("[TRAINER]", "Player 2", 1)]
 
     def _turn(self, cmd, args, kw):
         return [self.fill(self.tpl("turn"), NUMBER=args[0] if args else "?")]
@@ -534,6 +542,8 @@ class BattleText:
     def _sethp(self, cmd, args, kw):
         for ident, health in zip(args[0::2], args[1::2]):
             self._set_hp(ident, health)
+        if not kw.get("from"):
+            return []
         return [self.say(self.tpl("activate", kw.get("from")), None, EFFECT=effect_name(kw.get("from")))]
 
     def _singleevent(self, cmd, args, kw):
@@ -576,8 +586,11 @@ class BattleText:
         return [first, self.say(template, of, EFFECT=effect_name(effect))]
 
     def _activate(self, cmd, args, kw):
-        ident, effect, target = (args + ["", "", ""])[:3]
+        ident, effect, target, extra2 = (args + ["", "", "", ""])[:4]
         eid, of = effect_id(effect), kw.get("of")
+        extra = ""  # a move, item or number given as a plain argument ("|move: Poltergeist|Leftovers")
+        if target and not IDENT.match(target):
+            target, extra = "", target
         if eid == "celebrate":
             return [self.say(self.tpl("activate", "celebrate"), ident)]
         if not target and eid in ("hyperdrill", "hyperspacefury", "hyperspacehole", "phantomforce", "shadowforce", "feint"):
@@ -598,7 +611,7 @@ class BattleText:
             kind = "activateFromItem"
         elif eid == "orichalcumpulse" and "source" in kw:
             kind = "start"
-        template = self.tpl(kind, effect, NODEFAULT)
+        template = self.tpl(kind, effect, NODEFAULT) or self.tpl("block", effect, NODEFAULT)  # e.g. Protect
         if not template:
             return lines if any(lines) else [self.fill(self.tpl("activate"), EFFECT=effect_name(effect))]
         if kw.get("ability"):
@@ -606,8 +619,9 @@ class BattleText:
         if kw.get("ability2"):
             lines.append(self.ability(kw["ability2"], target))
         team = self.team(target) if eid == "brickbreak" else None
-        return lines + [self.say(template, ident, kw, TARGET=self.pk(target), MOVE=kw.get("move"), TEAM=team,
-                                 NUMBER=kw.get("number"), ITEM=kw.get("item"), NAME=kw.get("name"))]
+        return lines + [self.say(template, ident, kw, TARGET=self.pk(target), TEAM=team, NAME=kw.get("name"),
+                                 MOVE=kw.get("move") or extra, ITEM=kw.get("item") or extra,
+                                 NUMBER=kw.get("number") or extra2 or extra)]
 
     def _prepare(self, cmd, args, kw):
         ident, effect, target = (args + ["", "", ""])[:3]
@@ -725,20 +739,13 @@ class BattleText:
     def _unknown(self, cmd, args, kw):
         """An event this renderer does not know: readable, never a crash."""
         words = []
-        for arg in args:
+        for arg in args + [kw.get("from", ""), kw.get("of", "")]:
             side, name = _side_and_name(arg)
             if side and self.usernames.get(name) == side:
                 words.append(self.trainer(side))
-            else:
+            elif arg:
                 words.append(self.pk(arg) if side else effect_name(arg))
-        words += [effect_name(v) for k, v in kw.items() if k in ("from", "of") and v]
-        words = [w for w in words if w]
         return [f"({cmd.lstrip('-')}{': ' + ', '.join(words) if words else ''})"]
-
-
-for _cmd in EFFECTIVENESS:
-    BattleText._effectiveness_cmd = None  # keeps linters quiet about the loop variable
-del _cmd
 
 
 def render_battle(lines: Iterable[str], perspective: str | None = "p1") -> list[str]:

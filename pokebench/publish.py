@@ -204,6 +204,8 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
                 store.close()
             known = _known_runs(runs_dir)
             hint = f"Runs in {runs_dir}/: {', '.join(known)}." if known else f"There are no runs in {runs_dir}/ yet."
+            if "/" in name or "\\" in name:
+                hint = f"Give the run's name (a folder of {runs_dir}/), not a path; --runs-dir sets that folder. " + hint
             raise PublishError(f"there is no run named {name!r} (no {path}). {hint} "
                                "Play it first with `python -m pokebench +run=NAME`.")
         try:
@@ -463,7 +465,7 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
     Everything is checked and computed before anything is written; the site is built in a
     temporary folder next to `out_dir` and moved into place when complete.
     """
-    from pokebench import site  # the HTML side
+    from pokebench import battle_text, site  # the HTML side
 
     names = list(dict.fromkeys(names))
     out = Path(out_dir) if out_dir is not None else default_out_dir(names)
@@ -474,6 +476,10 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
                            "Choose another --out, or remove that folder.")
     with load_runs(names, runs_dir) as data:
         results = compute_results(data, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed)
+        try:  # the replays need Showdown's text templates: fail before writing anything
+            battle_text.load_templates()
+        except battle_text.BattleTextError as err:
+            raise PublishError(str(err)) from None
         out.parent.mkdir(parents=True, exist_ok=True)
         _clean_stale_temps(out)
         tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"

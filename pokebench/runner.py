@@ -21,6 +21,7 @@ from poke_env.player import Player
 from pokebench.arena import Arena, GameResult, HarnessError
 from pokebench.bench_player import with_bench_hooks
 from pokebench.schedule import GameSpec, build_schedule, expand_matchups
+from pokebench.seats import ExternalCompetitor
 from pokebench.server import PINNED_VERSION, LocalShowdown, RemoteShowdown
 from pokebench.store import RunStore
 
@@ -73,7 +74,7 @@ class RunPlan:
     fingerprint: dict[str, Any]
 
 
-def player_factory(name: str, player_cfg: DictConfig) -> tuple[Callable[..., Any], int | None]:
+def player_factory(name: str, player_cfg: DictConfig) -> tuple[Callable[..., Any] | ExternalCompetitor, int | None]:
     """A factory that makes a fresh player for one game, and the player's own games-in-flight limit."""
     if "_target_" not in player_cfg:
         raise ConfigError(f"Player '{name}' has no `_target_` (the Player class to use), e.g. `_target_: players.random_bot.RandomBot`.")
@@ -97,6 +98,9 @@ def player_factory(name: str, player_cfg: DictConfig) -> tuple[Callable[..., Any
             preflight(**kwargs)
         except (ValueError, OSError, RuntimeError) as err:
             raise ConfigError(f"Player '{name}': {err}") from None
+    if issubclass(cls, ExternalCompetitor):
+        competitor = cls(**kwargs)
+        return competitor, competitor.max_in_flight
     limit = kwargs.get("max_in_flight") or (kwargs.get("model") or {}).get("max_in_flight")
     return functools.partial(with_bench_hooks(cls), **kwargs), (int(limit) if limit else None)
 
@@ -190,6 +194,9 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
             progress.add(outcome)
     finally:
         progress.close()
+        for factory in plan.factories.values():
+            if isinstance(factory, ExternalCompetitor):
+                await factory.shutdown()
     return played, errors
 
 

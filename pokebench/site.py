@@ -46,7 +46,7 @@ CSS = """
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
        background: var(--bg); margin: 0 auto; max-width: 1100px; padding: 1rem 1.2rem 3rem; }
-a { color: var(--accent); }
+a { color: var(--accent); } a.name { white-space: nowrap; }
 header.top { display: flex; gap: 1.2rem; align-items: baseline; border-bottom: 1px solid var(--line);
              margin-bottom: 1rem; flex-wrap: wrap; }
 header.top .brand { font-weight: 700; font-size: 1.15rem; text-decoration: none; color: var(--fg); }
@@ -55,7 +55,7 @@ h1 { font-size: 1.5rem; margin: .4rem 0 .6rem; } h2 { font-size: 1.2rem; margin:
 table { border-collapse: collapse; margin: .4rem 0 1rem; font-variant-numeric: tabular-nums; }
 th, td { padding: .28rem .55rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--alt); font-weight: 600; }
-td.num, th.num { text-align: right; white-space: nowrap; }
+td.num, th.num { text-align: right; } td.num, td.name { white-space: nowrap; }
 .scroll { overflow-x: auto; }
 table.h2h td, table.h2h th { text-align: center; font-size: .85rem; min-width: 3.2rem; }
 table.h2h th.row { text-align: left; }
@@ -374,11 +374,11 @@ def _leaderboard(results: "Results", slugs: dict[str, str], depth: int = 0) -> s
     rows = []
     up = [".."] * depth
     for r in results.ratings.to_dict("records"):
-        name = f'<a href="{href(*up, "players", slugs[r["player"]] + ".html")}">{e(r["player"])}</a>'
+        name = f'<a class="name" href="{href(*up, "players", slugs[r["player"]] + ".html")}">{e(r["player"])}</a>'
         if r["player"] == results.anchor:
             name += ' <span class="muted">(anchor)</span>'
         rows.append([fmt_int(r["rank"]), name, fmt_elo(r["elo"]), fmt_interval(r["ci_low"], r["ci_high"]),
-                     fmt_int(r["games"]), f"{r['wins']}/{r['ties']}/{r['losses']}", fmt_cost(r.get("cost_per_game")),
+                     fmt_int(r["games"]), f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}", fmt_cost(r.get("cost_per_game")),
                      fmt_int(r.get("output_tokens_per_decision")), fmt_seconds(r.get("seconds_per_decision")),
                      fmt_rate(r.get("reask_rate")), fmt_rate(r.get("random_pick_rate"))])
     return _table(LEADERBOARD_HEAD, rows, cls="leaderboard")
@@ -407,7 +407,8 @@ def _h2h_table(results: "Results", slugs: dict[str, str]) -> str:
             f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
-def _games_table(games: pd.DataFrame, depth: int, player: str | None = None) -> str:
+def _games_table(games: pd.DataFrame, depth: int, player: str | None = None,
+                 slugs: dict[str, str] | None = None) -> str:
     up = [".."] * depth
     head = [("Game", False), ("Run", False), ("Player 1", False), ("Player 2", False), ("Winner", False),
             ("Turns", True), ("End", False), ("Input log", False)]
@@ -426,7 +427,8 @@ def _games_table(games: pd.DataFrame, depth: int, player: str | None = None) -> 
             side = "p1" if g["p1"] == player else "p2"
             opp = g["p2"] if side == "p1" else g["p1"]
             res = "tie" if g["winner"] == "tie" else "win" if g["winner"] == side else "loss"
-            rows.append([link, e(opp), "Player 1" if side == "p1" else "Player 2", res, fmt_int(g["turns"]),
+            opp_link = f'<a href="{href(slugs[opp] + ".html")}">{e(opp)}</a>' if slugs and opp in slugs else e(opp)
+            rows.append([link, opp_link, "Player 1" if side == "p1" else "Player 2", res, fmt_int(g["turns"]),
                          e(g["end_reason"]), log])
     return _table(head, rows, cls="games")
 
@@ -458,7 +460,7 @@ def render_player(player: str, data: "RunData", results: "Results", games: pd.Da
     r = results.ratings.set_index("player").loc[player]
     facts = [("Rank", fmt_int(r["rank"])), ("Elo", fmt_elo(r["elo"])),
              ("95% interval", fmt_interval(r["ci_low"], r["ci_high"])),
-             ("Games", fmt_int(r["games"])), ("Wins / ties / losses", f"{r['wins']} / {r['ties']} / {r['losses']}"),
+             ("Games", fmt_int(r["games"])), ("Wins / ties / losses", f"{int(r['wins'])} / {int(r['ties'])} / {int(r['losses'])}"),
              ("Score rate", fmt_rate(r.get("win_rate")))]
     if not _missing(r.get("answers")):
         facts += [("Saved answers", fmt_int(r["answers"])), ("Cost per game", fmt_cost(r.get("cost_per_game"))),
@@ -485,7 +487,7 @@ def render_player(player: str, data: "RunData", results: "Results", games: pd.Da
             + settings_html
             + "<h2>Opponents</h2>"
             + _table([("Opponent", False), ("Games", True), ("W/T/L", True), ("Score rate", True)], opp_rows)
-            + "<h2>Games</h2>" + _games_table(games, depth=1, player=player))
+            + "<h2>Games</h2>" + _games_table(games, depth=1, player=player, slugs=slugs))
     return page(f"{player} · PokéBench", body, depth=1)
 
 

@@ -1,0 +1,237 @@
+"""A local, scriptable OpenAI-compatible chat server, for tests, benchmarks and prompt samples.
+
+It speaks the real wire protocol of ``POST /v1/chat/completions`` (the ``openai``
+client cannot tell it from a provider): a ``chat.completion`` JSON with
+``choices[0].message.content`` and ``usage`` (``prompt_tokens``,
+``completion_tokens``, ``prompt_tokens_details.cached_tokens``,
+``completion_tokens_details.reasoning_tokens``). What it answers is up to a
+*policy*: a function that gets each :class:`ChatRequest` and returns the answer's
+text or a :class:`Reply` (an HTTP error such as 429 with ``Retry-After``, a delay
+to provoke time-outs, usage with fields left out). Every request is recorded.
+
+Token counts are estimates (4 characters a token). Prompt caching is simulated:
+the cached tokens of a request are those of its longest run of leading messages
+that an earlier request started with, as a provider's cache would find them.
+
+    with LocalOpenAI(policy=first_action_policy) as api:
+        ... base_url=api.base_url ...
+        api.requests[-1].messages
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Union
+
+#: Fill a Reply's usage from the estimates (the default).
+AUTO = "auto"
+
+
+@dataclass
+class Reply:
+    """What the server does with one request."""
+
+    text: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering (longer than the client's timeout: a time-out)
+    usage: dict[str, Any] | str | None = AUTO  # AUTO, an explicit usage object, or None to leave it out
+    reasoning_tokens: int = 0
+    error: str | None = None  # the error message of a non-200 reply
+
+
+@dataclass
+class ChatRequest:
+    """One request as the server received it."""
+
+    index: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+    received_at: float
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def last_user_message(self) -> str:
+        return next((m.get("content") or "" for m in reversed(self.messages) if m.get("role") == "user"), "")
+
+
+Policy = Callable[[ChatRequest], Union[Reply, str]]
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, (len(text) + 3) // 4)
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def legal_actions_in(request: ChatRequest) -> list[str]:
+    """The numbered legal actions of the latest message that lists them ("move Earthquake", ...)."""
+    for message in reversed(request.messages):
+        content = message.get("content") or ""
+        if message.get("role") == "user" and "YOUR LEGAL ACTIONS" in content:
+            block = content.rsplit("YOUR LEGAL ACTIONS", 1)[1]
+            return [m.group(1) for m in re.finditer(r"^\d+\. (.+)$", block, re.MULTILINE)]
+    return []
+
+
+def first_action_policy(request: ChatRequest) -> str:
+    """Always action 1 (the first move, or the first switch when a switch is forced)."""
+    return "ACTION: 1\nREASON: The first listed action."
+
+
+def hashed_policy(request: ChatRequest) -> str:
+    """A move (a switch only when forced), picked by a hash of the latest message: deterministic, legal, varied."""
+    actions = legal_actions_in(request)
+    if not actions:
+        return "ACTION: 1\nREASON: No list found."
+    moves = [i for i, a in enumerate(actions, 1) if a.startswith("move ") and "Terastallize" not in a] or \
+        list(range(1, len(actions) + 1))
+    digest = int(hashlib.sha256(request.last_user_message.encode()).hexdigest(), 16)
+    pick = moves[digest % len(moves)]
+    return f"ACTION: {pick}\nREASON: {actions[pick - 1]} looks fine."
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class LocalOpenAI:
+    """The server in a background thread; use as a context manager. ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, policy: Policy | None = None, host: str = "127.0.0.1", port: int = 0,
+                 model: str = "local-test-model") -> None:
+        self.policy: Policy = policy or first_action_policy
+        self.model = model
+        self.requests: list[ChatRequest] = []
+        self._lock = threading.Lock()
+        self._seen_prefixes: set[str] = set()
+        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # lifecycle -----------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "LocalOpenAI":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="local-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "LocalOpenAI":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # answering -----------------------------------------------------------------------------------
+    def _cached_tokens(self, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        """(prompt tokens, cached tokens) with the simulated prefix cache; remembers this request's prefixes."""
+        digest = hashlib.sha256()
+        counts, hashes = [], []
+        for message in messages:
+            content = message.get("content") or ""
+            if not isinstance(content, str):
+                content = json.dumps(content)
+            digest.update(json.dumps([message.get("role"), content]).encode())
+            hashes.append(digest.copy().hexdigest())
+            counts.append(estimate_tokens(content) + 4)
+        with self._lock:
+            hit = max((i + 1 for i, h in enumerate(hashes) if h in self._seen_prefixes), default=0)
+            self._seen_prefixes.update(hashes)
+        return sum(counts), sum(counts[:hit])
+
+    def respond(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], dict[str, Any], float]:
+        with self._lock:
+            request = ChatRequest(len(self.requests), body, headers, time.time())
+            self.requests.append(request)
+        reply = self.policy(request)
+        if isinstance(reply, str):
+            reply = Reply(text=reply)
+        if reply.status != 200:
+            error = {"error": {"message": reply.error or f"local test error {reply.status}",
+                               "type": "rate_limit_error" if reply.status == 429 else "server_error", "code": None}}
+            return reply.status, reply.headers, error, reply.delay
+        prompt_tokens, cached = self._cached_tokens(request.messages)
+        if reply.usage == AUTO:
+            completion = estimate_tokens(reply.text or "") + reply.reasoning_tokens
+            usage: dict[str, Any] | None = {
+                "prompt_tokens": prompt_tokens, "completion_tokens": completion,
+                "total_tokens": prompt_tokens + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+                "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+            }
+        else:
+            usage = reply.usage  # type: ignore[assignment]
+        response: dict[str, Any] = {
+            "id": f"chatcmpl-local-{request.index}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", self.model),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
+                         "finish_reason": "stop", "logprobs": None}],
+        }
+        if usage is not None:
+            response["usage"] = usage
+        return 200, reply.headers, response, reply.delay
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def _send(self, status: int, headers: dict[str, str], payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for key, value in headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a time-out)
+                    pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {}, {"object": "list", "data": [{"id": api.model, "object": "model"}]})
+                else:
+                    self._send(404, {}, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    self._send(400, {}, {"error": {"message": "the body is not JSON"}})
+                    return
+                status, headers, payload, delay = api.respond(body, dict(self.headers.items()))
+                if delay:
+                    time.sleep(delay)
+                self._send(status, headers, payload)
+
+        return Handler
