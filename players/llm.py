@@ -12,6 +12,12 @@ Every answer is one entry of ``self.decision_log`` (tokens, cost, latency, the r
 answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
 sums them for the game's record. An API that stays down raises from ``choose_move``:
 the game becomes a harness error and is played again when the run is resumed.
+
+Many games run at once: each game has its own player (its own conversation), and
+``choose_move`` runs on poke-env's event loop thread (``POKE_LOOP``), where the
+players of all games share one ``AsyncOpenAI`` connection pool per endpoint
+(:func:`pokebench.llm_client._shared_client`). The arena's ``max_in_flight`` of the
+model config bounds its games at once.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ class LLMPlayer(BenchPlayer):
         self._errors_seen = 0
         self._last_sent: dict[str, Any] | None = None
         self._decision_index = 0
+        self._choose_calls = 0
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
         super().begin_game(context, on_failure)
@@ -86,7 +93,10 @@ class LLMPlayer(BenchPlayer):
 
     # ---- deciding ---------------------------------------------------------------------------
     async def choose_move(self, battle: AbstractBattle) -> BattleOrder:  # type: ignore[override]
-        # Our own failure capture: a BenchPlayer subclass's choose_move shadows the hooks' wrapper.
+        # Our own failure capture and count: a BenchPlayer subclass's choose_move shadows the hooks' wrapper.
+        self._choose_calls += 1
+        if getattr(self, "failure", None) is not None:  # the game is being voided: no more API calls
+            return self.choose_default_move()
         self.thinking = True
         try:
             return await self._decide(battle)
@@ -172,11 +182,11 @@ class LLMPlayer(BenchPlayer):
 
         def total(key: str) -> int | float | None:
             values = [d[key] for d in log if d.get(key) is not None]
-            return sum(values) if values else None
+            return round(sum(values), 10) if values else None
 
         return {
             "model": self.model_config.model, "reasoning": self.model_config.reasoning,
-            "prompt_version": prompt.PROMPT_VERSION, "answers": len(log),
+            "prompt_version": prompt.PROMPT_VERSION, "decisions": self._choose_calls, "answers": len(log),
             "llm_decisions": len({d["decision"] for d in log}),
             "reasks": sum(1 for d in log if d["reask"]),
             "invalid_answers": sum(1 for d in log if d["invalid"]),

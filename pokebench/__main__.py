@@ -37,7 +37,7 @@ def main(cfg: DictConfig) -> None:
             from pokebench.publish import PublishError, publish
 
             try:
-                out = publish([name])
+                out = publish([name], anchor=cfg.anchor)
                 print(f"Published {out}/index.html")
             except PublishError as err:
                 print(f"Not published: {err}", file=sys.stderr)

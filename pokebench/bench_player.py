@@ -13,7 +13,8 @@ for user bots that do not inherit from :class:`BenchPlayer`). It gives
   ``DEFAULT_CHOICE_CHANCE = 0`` turns that off, so the bot chooses again);
 - failure capture: an exception in ``choose_move`` is kept in ``self.failure`` and
   reported to the arena at once, instead of being swallowed while the battle
-  stalls;
+  stalls (``begin_game`` wraps the instance's own ``choose_move``, so this holds
+  whatever the order of the base classes);
 - an activity clock (``last_activity``, ``thinking``) for the arena's stall watchdog;
 - poke-env's tera blind spot fixed (see :mod:`pokebench.poke_env_fixes`).
 """
@@ -64,6 +65,8 @@ class BenchHooks:
         self.last_activity = time.monotonic()
         self.thinking = False
         self.decisions = 0
+        self._own_choose_move = type(self).choose_move.__get__(self, type(self))  # type: ignore[attr-defined]
+        self.choose_move = self._guarded_choose_move  # type: ignore[method-assign]
 
     # ---- poke-env overrides ------------------------------------------------------------------
 
@@ -71,35 +74,36 @@ class BenchHooks:
         self.last_activity = time.monotonic()
         for message in split_messages[1:]:
             if len(message) > 2 and message[1] == "error" and message[2].startswith(("[Invalid choice]", "[Unavailable choice]")):
-                self.refusals = getattr(self, "refusals", 0) + 1
+                self.refusals += 1
                 self.last_choice_error = message[2]
-                if hasattr(self, "choice_errors"):
-                    self.choice_errors.append(message[2])
+                self.choice_errors.append(message[2])
         await super()._handle_battle_message(split_messages)  # type: ignore[misc]
 
-    def choose_move(self, battle: AbstractBattle) -> BattleOrder | Awaitable[BattleOrder]:  # type: ignore[override]
-        self.decisions = getattr(self, "decisions", 0) + 1
-        chooser = super().choose_move  # type: ignore[misc]
-        if inspect.iscoroutinefunction(chooser):
-            return self._choose_async(chooser, battle)
+    # ---- the guarded choose_move ---------------------------------------------------------------
+    # Installed on the instance by begin_game, so that it wraps the subclass's own choose_move
+    # whatever the order of the bases (a bot's choose_move comes before the mixin in the MRO).
+
+    def _guarded_choose_move(self, battle: AbstractBattle) -> BattleOrder | Awaitable[BattleOrder]:
+        self.decisions += 1
         saved = random.getstate()
-        if hasattr(self, "_global_random_state"):
-            random.setstate(self._global_random_state)
+        random.setstate(self._global_random_state)
         try:
-            return chooser(battle)
-        except BaseException as err:
+            choice = self._own_choose_move(battle)
+        except Exception as err:
             self._fail(err)
             return self.choose_default_move()  # type: ignore[attr-defined]
         finally:
-            if hasattr(self, "_global_random_state"):
-                self._global_random_state = random.getstate()
+            self._global_random_state = random.getstate()
             random.setstate(saved)
+        if inspect.isawaitable(choice):
+            return self._await_choice(choice)
+        return choice
 
-    async def _choose_async(self, chooser: Callable[[AbstractBattle], Awaitable[BattleOrder]], battle: AbstractBattle) -> BattleOrder:
+    async def _await_choice(self, choice: Awaitable[BattleOrder]) -> BattleOrder:
         self.thinking = True
         try:
-            return await chooser(battle)
-        except BaseException as err:
+            return await choice
+        except Exception as err:
             self._fail(err)
             return self.choose_default_move()  # type: ignore[attr-defined]
         finally:
@@ -107,22 +111,18 @@ class BenchHooks:
             self.last_activity = time.monotonic()
 
     def _fail(self, err: BaseException) -> None:
-        if getattr(self, "failure", None) is None:
+        if self.failure is None:
             self.failure = err
-            callback = getattr(self, "_on_failure", None)
-            if callback is not None:
-                callback(err)
+            if self._on_failure is not None:
+                self._on_failure(err)
 
 
 class BenchPlayer(BenchHooks, Player):
     """Base class for PokéBench bots: a poke-env ``Player`` with :class:`BenchHooks`.
 
-    Subclass it and implement ``choose_move(self, battle)``; use ``self.rng`` for
-    any randomness so that runs repeat exactly.
+    Subclass it and implement ``choose_move(self, battle)`` (plain or ``async``); use
+    ``self.rng`` for any randomness so that runs repeat exactly.
     """
-
-    def choose_move(self, battle: AbstractBattle) -> BattleOrder | Awaitable[BattleOrder]:  # pragma: no cover - abstract
-        return super().choose_move(battle)
 
 
 def with_bench_hooks(player_class: type[Player]) -> type[Player]:

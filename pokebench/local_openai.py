@@ -52,7 +52,7 @@ class ChatRequest:
 
     index: int
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     received_at: float
 
     @property
@@ -229,7 +229,7 @@ class LocalOpenAI:
                 except ValueError:
                     self._send(400, {}, {"error": {"message": "the body is not JSON"}})
                     return
-                status, headers, payload, delay = api.respond(body, dict(self.headers.items()))
+                status, headers, payload, delay = api.respond(body, {k.lower(): v for k, v in self.headers.items()})
                 if delay:
                     time.sleep(delay)
                 self._send(status, headers, payload)

@@ -298,7 +298,7 @@ def _opp_entry(mon: Pokemon, tag: str) -> list[str]:
     known = []
     if mon.ability:
         known.append(f"Ability: {ability_name(mon.ability)}")
-    if mon.item != "unknown_item" and mon.item is not None:
+    if mon.item != "unknown_item":  # None or "": seen to have none (knocked off, used up)
         known.append(f"Item: {item_name(mon.item)}")
     if known:
         lines.append("  " + ", ".join(known))
@@ -335,9 +335,9 @@ def _unseen(count: int) -> str:
 def field_lines(battle: AbstractBattle) -> list[str]:
     """The ``FIELD`` block (hazards, screens, weather, terrain, rooms), or nothing when all is clear."""
     lines = []
-    for weather, since in battle.weather.items():
+    for weather in battle.weather:  # no "since": poke-env moves its turn forward at every upkeep message
         if weather.name != "UNKNOWN":
-            lines.append(f"Weather: {WEATHER_NAMES.get(weather.name, _prettify(weather.name))} (since turn {since})")
+            lines.append(f"Weather: {WEATHER_NAMES.get(weather.name, _prettify(weather.name))}")
     terrains = [(f, t) for f, t in battle.fields.items() if f.name.endswith("_TERRAIN")]
     others = [(f, t) for f, t in battle.fields.items() if not f.name.endswith("_TERRAIN") and f.name != "UNKNOWN"]
     for terrain, since in terrains:

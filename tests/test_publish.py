@@ -428,7 +428,7 @@ def test_missing_battle_text_templates_fail_before_writing(tmp_path: Path, monke
 
     monkeypatch.setattr(battle_text, "load_templates", missing)
     with pytest.raises(PublishError, match="make setup"):
-        publish(["good"], tmp_path / "site", runs_dir=tmp_path / "runs")
+        publish(["good"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
 
 

@@ -124,3 +124,22 @@ def test_a_run_folder_from_another_config_is_refused_and_left_untouched(tmp_path
     with store_of(tmp_path, "bots-smoke") as store:
         assert store.games().equals(before)
     assert db.exists()
+
+
+def test_a_player_crash_is_a_recorded_harness_error_and_the_game_is_played_again(tmp_path):
+    marker = tmp_path / "crashed"
+    env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}", CRASH_MARKER=str(marker))
+    args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false", "name=crash",
+            "+players.crashy._target_=crashing_bots.CrashOnceBot", "matchups=[[crashy,random]]"]
+    first = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 1 and "start the same command again" in first.stderr
+    crashed_game = marker.read_text()
+    with store_of(tmp_path, "crash") as store:
+        errors = store.harness_errors()
+        assert list(errors.game_id) == [crashed_game] and errors.cause[0] == "player failed"
+        assert "deliberate crash" in errors.detail[0]
+        assert crashed_game not in store.done_game_ids() and len(store.done_game_ids()) == 1
+    second = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    with store_of(tmp_path, "crash") as store:
+        assert crashed_game in store.done_game_ids() and len(store.games()) == 2

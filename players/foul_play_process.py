@@ -1,0 +1,227 @@
+"""One life of a Foul Play process: start it in its own process group, read what it says, kill the group.
+
+The adapter learns everything from Foul Play's standard output at log level DEBUG, where
+Foul Play logs its whole websocket traffic (``Received message from websocket: ...`` and
+``Sending message to websocket: ...``, fp/websocket_client.py) and says when it waits for
+a challenge (``Waiting for a <format> challenge``, its accept_challenge loop):
+
+* logged in: the *server's* ``|updateuser| NAME|1|...`` for our name, as Foul Play
+  received it. Not Foul Play's own "Successfully logged in", which it prints before the
+  server has answered; and not ``/cmd userdetails NAME`` on a connection of our own,
+  which cannot tell our process from another user who holds the name.
+* name taken: the server's ``|nametaken|`` (Foul Play ignores it and plays on as a guest).
+* ready for a challenge: ``Waiting for a ... challenge``. Between two battles Foul Play
+  first leaves the old room and drops every message until the room's ``deinit``; a
+  challenge sent then would be lost, so a process takes its next game only after this line.
+* a decision is due from a ``|request|`` (not ``"wait"``) until Foul Play sends its
+  ``/choose``, ``/switch`` or ``/team``; the gap is the measured time per decision. A
+  refused choice (``|error|[Invalid choice]``) makes a decision due again.
+
+Foul Play's search runs in worker processes that inherit the websocket; killing only the
+main process would leave a worker holding the connection (and the name: a restart would
+get ``|nametaken|``). So the process starts in a new session and we kill its whole group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import IO
+
+#: A line longer than this is cut in the log file (requests are a few kB; search dumps are larger).
+LINE_CAP = 4000
+#: A game's log file stops growing at this size (a note says so).
+LOG_CAP_BYTES = 5_000_000
+#: Foul Play's debug lines that dump whole search states (megabytes per game): never logged.
+DROPPED = ("Calling with ", "Calling calculate damage with state", "Received battle JSON from server")
+_READ_LIMIT = 1 << 20
+
+
+def toid(name: str) -> str:
+    """Showdown's user id of a name (what the server compares)."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+class LogSink:
+    """An append-only text file with a size cap; long lines are cut, search dumps dropped."""
+
+    def __init__(self, path: Path, cap_bytes: int = LOG_CAP_BYTES) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = open(path, "a", encoding="utf-8", errors="replace")
+        self._left = cap_bytes
+
+    def write(self, line: str) -> None:
+        if self._file is None or self._left <= 0 or any(marker in line for marker in DROPPED):
+            return
+        if len(line) > LINE_CAP:
+            line = f"{line[:LINE_CAP]} … [{len(line) - LINE_CAP} characters cut]"
+        self._left -= len(line) + 1
+        self._file.write(line + "\n")
+        if self._left <= 0:
+            self._file.write(f"[PokéBench: log capped at {LOG_CAP_BYTES} bytes]\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class FoulPlayProcess:
+    """One started Foul Play (or stand-in) process and what its output says about it."""
+
+    def __init__(self, command: list[str], name: str, cwd: Path, env: dict[str, str], sink: LogSink) -> None:
+        self.command = command
+        self.name = name
+        self.cwd = cwd
+        self.env = env
+        self.sink = sink
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = time.monotonic()
+        self.last_output = self.started_at
+        self.logged_in = asyncio.Event()
+        self.login_answer = asyncio.Event()  # logged in, name taken, or exited
+        self.nametaken: str | None = None
+        self.waiting = asyncio.Event()  # ready for a challenge
+        self.battle_started = asyncio.Event()
+        self.exited = asyncio.Event()
+        self.returncode: int | None = None
+        self.battle_tag: str | None = None
+        self.owed_since: float | None = None
+        self.decision_seconds: list[float] = []
+        self._reader: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Task[None] | None = None
+        self._transport: asyncio.BaseTransport | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    async def start(self) -> None:
+        self.cwd.mkdir(parents=True, exist_ok=True)
+        self.sink.write(f"=== PokéBench: starting {self.name}: {' '.join(self.command)}")
+        # subprocess.Popen, not asyncio's: asyncio's wait() returns only once the output pipe
+        # is closed, which a surviving search worker would keep open.
+        self.proc = subprocess.Popen(
+            self.command, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, search workers included
+        )
+        assert self.proc.stdout is not None
+        reader = asyncio.StreamReader(limit=_READ_LIMIT)
+        loop = asyncio.get_running_loop()
+        self._transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self.proc.stdout)
+        self._reader = asyncio.create_task(self._read(reader))
+        self._waiter = asyncio.create_task(self._wait())
+
+    # ---- reading ---------------------------------------------------------------------------
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        buffer, skipping = b"", False
+        while chunk := await reader.read(65536):
+            buffer += chunk
+            while (end := buffer.find(b"\n")) >= 0:
+                line, buffer = buffer[:end], buffer[end + 1:]
+                if not skipping:
+                    self._on_line(line.decode("utf-8", errors="replace"))
+                skipping = False
+            if len(buffer) > _READ_LIMIT:  # a giant line: keep its head, skip to its end
+                if not skipping:
+                    self._on_line(buffer[:LINE_CAP].decode("utf-8", errors="replace"))
+                buffer, skipping = b"", True
+        if buffer and not skipping:
+            self._on_line(buffer.decode("utf-8", errors="replace"))
+
+    async def _wait(self) -> None:
+        """Notice the main process's exit at once, then end its group and the output."""
+        assert self.proc is not None
+        while (code := self.proc.poll()) is None:
+            await asyncio.sleep(0.1)
+        self.returncode = code
+        self.kill_group()  # its workers must not outlive it (they hold the connection)
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._reader), 10)
+            except asyncio.TimeoutError:
+                pass
+        if self._transport is not None:
+            self._transport.close()
+        self.sink.write(f"=== PokéBench: {self.name} (pid {self.proc.pid}) exited with code {code}")
+        self.exited.set()
+        self.login_answer.set()
+
+    def _on_line(self, line: str) -> None:
+        now = time.monotonic()
+        self.last_output = now
+        self.sink.write(line)
+        if "|nametaken|" in line:
+            self.nametaken = line.split("|nametaken|", 1)[1]
+            self.login_answer.set()
+        if "|updateuser|" in line:
+            fields = line.split("|updateuser|", 1)[1].split("|")
+            if len(fields) > 1 and toid(fields[0]) == toid(self.name) and fields[1].strip() == "1":
+                self.logged_in.set()
+                self.login_answer.set()
+        if "Waiting for a" in line and "challenge" in line:
+            self.owed_since = None
+            self.waiting.set()
+        if "websocket: >battle-" in line:
+            tag = line.split("websocket: >", 1)[1].strip()
+            if tag != self.battle_tag:
+                self.battle_tag = tag
+                self.waiting.clear()
+                self.battle_started.set()
+        if line.startswith("|request|"):
+            self._on_request(line[len("|request|"):], now)
+        elif line.startswith("|win|") or line == "|tie" or line.startswith("|tie|"):
+            self.owed_since = None
+        elif line.startswith(("|error|[Invalid choice]", "|error|[Unavailable choice]")):
+            self.owed_since = self.owed_since or now  # the choice was refused: a decision is due again
+        elif "to websocket: battle-" in line and any(c in line for c in ("|/choose ", "|/switch ", "|/team ")):
+            if self.owed_since is not None:
+                self.decision_seconds.append(now - self.owed_since)
+                self.owed_since = None
+
+    def _on_request(self, payload: str, now: float) -> None:
+        try:
+            request = json.loads(payload) if payload.strip() else None
+        except ValueError:
+            return
+        if isinstance(request, dict) and not request.get("wait") and self.owed_since is None:
+            self.owed_since = now
+
+    # ---- assignment and end ----------------------------------------------------------------
+    def new_game(self, sink: LogSink) -> None:
+        """Route the output to a game's log and measure its decisions from here on."""
+        old, self.sink = self.sink, sink
+        old.close()
+        self.battle_started.clear()
+        self.decision_seconds = []
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and not self.exited.is_set()
+
+    def kill_group(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def kill(self) -> None:
+        """Kill the whole group and wait until the main process is reaped and the output closed."""
+        self.kill_group()
+        if self._waiter is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._waiter), 15)
+            except asyncio.TimeoutError:
+                pass
+        self.sink.close()
