@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(VENV)/.installed
 	@command -v node >/dev/null || { echo "Node.js is missing: install Node.js 20 (https://nodejs.org), then run make again." >&2; exit 1; }
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
-	cd showdown-server && npm ci --no-audit --no-fund --loglevel=error
+	cd showdown-server && npm ci --omit=optional --no-audit --no-fund --loglevel=error
 	$(PY) -m pokebench.server install
 	touch $@
 

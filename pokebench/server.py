@@ -85,7 +85,7 @@ def check_installation(package_dir: Path = PACKAGE_DIR) -> None:
     """Raise a :class:`ServerError` naming the problem and its fix if the server is not ready to start."""
     node_version()
     version = installed_version(package_dir)
-    fix = "Run `make setup` (or `cd showdown-server && npm ci && cd .. && python -m pokebench.server install`)."
+    fix = "Run `make setup` (or `cd showdown-server && npm ci --omit=optional && cd .. && python -m pokebench.server install`)."
     if version is None:
         raise ServerError(f"The pinned Showdown server is not installed in {package_dir}. {fix}")
     if version != PINNED_VERSION:

@@ -218,6 +218,8 @@ def test_a_crash_mid_game_is_a_harness_error_and_a_restarted_process_plays_the_n
     assert failed.cause == "player failed" and "exited with code 3 during the game" in failed.detail
     crashed, restarted = competitor.history[0]["pid"], competitor.history[1]["pid"]
     assert crashed != restarted and competitor.history[0]["game_id"] == failed.spec.game_id
+    # the crashed process's worker died with it: the restart got the same name, no |nametaken|
+    assert [e["username"] for e in competitor.history] == ["foulplay1", "foulplay1"]
     assert "stand-in crash" in (tmp_path / "foulplay" / f"{failed.spec.game_id}.log").read_text()
     assert_groups_gone({crashed, restarted})
 

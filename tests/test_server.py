@@ -212,3 +212,16 @@ def test_server_killed_mid_game_gives_harness_errors_and_is_restarted(tmp_path):
         again = results(play(server, specs[2:], {"slow": SlowBot, **BOTS}, concurrency=2))
         assert server.restarts == 1 and server.process.pid != first_pid
         assert all(o.record["winner"] in ("p1", "p2", "tie") for o in again)
+
+
+def test_runs_can_use_a_server_that_is_already_running(showdown):
+    from pokebench.server import RemoteShowdown
+
+    with RemoteShowdown(showdown.address.host, showdown.address.port, showdown.admin_token) as remote:
+        spec = build_schedule("t", "remote", 1, [("random", "max-damage")])[0]
+        assert results(play(remote, [spec]))[0].record["game_id"] == spec.game_id
+    with pytest.raises(ServerError, match="POKEBENCH_ADMIN_TOKEN"):
+        RemoteShowdown("127.0.0.1", showdown.address.port, None)
+    with pytest.raises(ServerError, match="No PokéBench Showdown server answers"):
+        with RemoteShowdown("127.0.0.1", 9, "token"):
+            pass
