@@ -35,6 +35,8 @@ from pokebench.llm_client import ChatClient, Completion, ModelConfig, cost_usd
 
 #: Answers that name no legal action before the harness picks one at random (method §2).
 MAX_INVALID_ANSWERS = 3
+#: Refusals of one decision after which the listed legal actions must be wrong: a harness error, not a loop.
+MAX_REFUSALS_PER_DECISION = 5
 #: Protocol lines the conversation never shows as events (the request is the state; errors get their own message).
 _HIDDEN_COMMANDS = {"request", "error"}
 _TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
@@ -66,6 +68,7 @@ class LLMPlayer(BenchPlayer):
         self._last_sent: dict[str, Any] | None = None
         self._decision_index = 0
         self._choose_calls = 0
+        self._refusals_in_decision = 0
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
         super().begin_game(context, on_failure)
@@ -122,6 +125,10 @@ class LLMPlayer(BenchPlayer):
         if not actions:
             return self.choose_default_move()
         refusal = self._new_refusal()
+        self._refusals_in_decision = self._refusals_in_decision + 1 if refusal is not None else 0
+        if self._refusals_in_decision >= MAX_REFUSALS_PER_DECISION:
+            raise RuntimeError(f"Showdown refused {self._refusals_in_decision} choices of one decision (last: "
+                               f"{refusal}); the legal actions the harness lists must be wrong")
         if refusal is not None and self._last_sent is not None:
             self._last_sent["refusal"] = True
             self._last_sent["refusal_error"] = refusal
@@ -138,6 +145,7 @@ class LLMPlayer(BenchPlayer):
             self.messages.append({"role": "user", "content": message})
             completion = await self._client.complete(self.messages)
             answer = completion.text or ""
+            # an empty assistant message is refused by some APIs; the log keeps the answer as it came
             self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})
             parsed = prompt.parse_answer(answer)
             index, problem = prompt.match_action(parsed.action, actions)

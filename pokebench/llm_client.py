@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import os
 import random
 import time
@@ -31,6 +32,12 @@ import openai
 
 #: Used when a config says the key is optional (a local server) and the variable is unset.
 NO_KEY = "no-key"
+
+# The HTTP client under `openai` logs every request at INFO, and a Hydra run shows INFO: one
+# line per decision would bury the progress bar. Quiet it unless someone chose its level.
+for _name in ("httpx2", "httpx"):
+    if logging.getLogger(_name).level == logging.NOTSET:
+        logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 class ModelConfigError(ValueError):

@@ -184,6 +184,17 @@ def test_a_refused_choice_sends_showdowns_error_to_the_model(showdown, api):
     assert result.players["p1"]["refusals"] == 1 and result.players["p1"]["refused_answers"] == 1
 
 
+class AlwaysRefused(LLMPlayer):
+    def create_order(self, order, **kwargs):  # type: ignore[override]
+        return _InvalidOrder()
+
+
+def test_endless_refusals_are_a_harness_error_not_a_loop(showdown, api):
+    outcome, player = play_llm_game(showdown, api, "refusal-loop", player_class=AlwaysRefused)
+    assert isinstance(outcome, HarnessError) and "Showdown refused 5 choices of one decision" in outcome.detail
+    assert len(api.requests) == 5 and player.refusals >= 5  # a 6th may refuse the default sent while voiding
+
+
 # ---- retries, and an API that stays down ----------------------------------------------------------
 
 
