@@ -22,7 +22,6 @@ model config bounds its games at once.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, List
 
 from poke_env.battle import AbstractBattle
@@ -67,7 +66,6 @@ class LLMPlayer(BenchPlayer):
         self._errors_seen = 0
         self._last_sent: dict[str, Any] | None = None
         self._decision_index = 0
-        self._choose_calls = 0
         self._refusals_in_decision = 0
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
@@ -96,19 +94,10 @@ class LLMPlayer(BenchPlayer):
 
     # ---- deciding ---------------------------------------------------------------------------
     async def choose_move(self, battle: AbstractBattle) -> BattleOrder:  # type: ignore[override]
-        # Our own failure capture and count: a BenchPlayer subclass's choose_move shadows the hooks' wrapper.
-        self._choose_calls += 1
-        if getattr(self, "failure", None) is not None:  # the game is being voided: no more API calls
+        # The hooks (pokebench.bench_player) count the call, time it and turn an exception into a harness error.
+        if self.failure is not None:  # the game is being voided: no more API calls
             return self.choose_default_move()
-        self.thinking = True
-        try:
-            return await self._decide(battle)
-        except Exception as err:
-            self._fail(err)
-            return self.choose_default_move()
-        finally:
-            self.thinking = False
-            self.last_activity = time.monotonic()
+        return await self._decide(battle)
 
     def _new_refusal(self) -> str | None:
         errors = getattr(self, "choice_errors", [])
@@ -194,7 +183,7 @@ class LLMPlayer(BenchPlayer):
 
         return {
             "model": self.model_config.model, "reasoning": self.model_config.reasoning,
-            "prompt_version": prompt.PROMPT_VERSION, "decisions": self._choose_calls, "answers": len(log),
+            "prompt_version": prompt.PROMPT_VERSION, "decisions": self.decisions, "answers": len(log),
             "llm_decisions": len({d["decision"] for d in log}),
             "reasks": sum(1 for d in log if d["reask"]),
             "invalid_answers": sum(1 for d in log if d["invalid"]),

@@ -162,7 +162,7 @@ class Arena:
         try:
             for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
                 seats[side] = await self._make_seat(name, spec, side, conn.address)
-                seats[side].begin_game(GameContext(spec.game_id, side, spec.battle_seed, team_seed, extra={"player": name}),
+                seats[side].begin_game(GameContext(spec.game_id, side, spec.battle_seed, team_seed, extra={"player": name, "run": spec.run}),
                                        lambda _err: loop.call_soon_threadsafe(failure.set))
             await asyncio.gather(*(seat.ready() for seat in seats.values()))
             challenger, acceptor = ("p1", "p2") if seats["p1"].can_challenge else ("p2", "p1")
