@@ -336,12 +336,14 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None) -> p
         for player, rows in d.groupby("player"):
             if player not in out.index:
                 continue
+            cost, all_out = _col(rows, "cost_usd"), _col(rows, "output_tokens")  # refiner calls are spend too
+            if "kind" in rows.columns:  # ...but not decisions (the Continual Harness's refine entries)
+                rows = rows[rows["kind"].ne("refine")]
             out.loc[player, "answers"] = len(rows)
             out_tokens = _col(rows, "output_tokens")
-            cost = _col(rows, "cost_usd")
             if "cost_usd" in rows.columns and cost.notna().any():
                 # an answer with usage but no price makes the total unknown
-                unknown = cost.isna() & out_tokens.notna()
+                unknown = cost.isna() & all_out.notna()
                 if not unknown.any():
                     out.loc[player, "cost_per_game"] = cost.sum() / out.loc[player, "games"]
             if out_tokens.notna().any():

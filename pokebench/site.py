@@ -323,6 +323,8 @@ def render_replay(game: dict[str, Any], turns: list[tuple[int, list[str]]], answ
         order = [c for c in ("turn", "side", "idx") if c in answers.columns]
         rows = answers.sort_values(order, kind="stable").to_dict("records") if order else answers.to_dict("records")
         for row in rows:
+            if row.get("kind") == "refine":  # the Continual Harness's own refinement, not an answer of this game
+                continue
             t = row.get("turn")
             t = 0 if _missing(t) else int(t)
             target = max([k for k in known if k <= t], default=known[0])
