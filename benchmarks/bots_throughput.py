@@ -30,40 +30,49 @@ const {BattleStream, getPlayerStreams} = require('./dist/sim/battle-stream');
 const {RandomPlayerAI} = require('./dist/sim/tools/random-player-ai');
 const games = parseInt(process.argv[1], 10);
 (async () => {
+  let turns = 0;
   for (let i = 0; i < games; i++) {
+    let last = 0;
     const streams = getPlayerStreams(new BattleStream());
     const p1 = new RandomPlayerAI(streams.p1, {seed: [i, 1, 2, 3]});
     const p2 = new RandomPlayerAI(streams.p2, {seed: [i, 4, 5, 6]});
     void p1.start(); void p2.start();
     const seed = 'sodium,' + (i.toString(16).padStart(32, '0'));
     void streams.omniscient.write(`>start {"formatid":"gen9randombattle","seed":"${seed}"}\n>player p1 {"name":"A"}\n>player p2 {"name":"B"}`);
-    for await (const chunk of streams.omniscient) { if (chunk.includes('|win|') || chunk.includes('|tie')) break; }
+    for await (const chunk of streams.omniscient) {
+      const m = chunk.match(/\|turn\|(\d+)/g);
+      if (m) turns += parseInt(m[m.length - 1].slice(6)) - last, last = parseInt(m[m.length - 1].slice(6));
+      if (/^\|(win\|.*|tie)$/m.test(chunk)) break;  // not "|tier|", which every battle starts with
+    }
   }
+  console.error(`turns ${turns}`);
 })();
 """
 
 
-def ceiling(games: int, processes: int) -> float:
+def ceiling(games: int, processes: int) -> tuple[float, float]:
+    """(games/s, turns per game) of the raw simulator, `processes` node processes at once."""
     per_process = max(1, games // processes)
     start = time.perf_counter()
-    procs = [subprocess.Popen(["node", "-e", CEILING_JS, str(per_process)], cwd=PACKAGE_DIR) for _ in range(processes)]
-    for proc in procs:
-        proc.wait()
-    return per_process * processes / (time.perf_counter() - start)
+    procs = [subprocess.Popen(["node", "-e", CEILING_JS, str(per_process)], cwd=PACKAGE_DIR, stderr=subprocess.PIPE,
+                              text=True) for _ in range(processes)]
+    turns = sum(int(proc.communicate()[1].split()[-1]) for proc in procs)
+    return per_process * processes / (time.perf_counter() - start), turns / (per_process * processes)
 
 
-def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> float:
+def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> tuple[float, float]:
+    """(games/s, turns per game) through the whole harness."""
     factories = {"random": RandomBot, "random2": RandomBot, "max-damage": MaxDamageBot, "heuristic": HeuristicBot}
     specs = build_schedule("bench", f"throughput-{matchup}", max(1, games // 2), [matchup])
 
-    async def main(server: LocalShowdown) -> int:
+    async def main(server: LocalShowdown) -> list[int]:
         arena = Arena(server, factories, "gen9randombattle", 300, concurrency, matchup_order=[specs[0].matchup])
-        return sum([isinstance(o, GameResult) async for o in arena.play(specs)])
+        return [o.record["turns"] async for o in arena.play(specs) if isinstance(o, GameResult)]
 
     with LocalShowdown(sim_processes=os.cpu_count() or 1) as server:
         start = time.perf_counter()
-        played = asyncio.run(main(server))
-        return played / (time.perf_counter() - start)
+        turns = asyncio.run(main(server))
+        return len(turns) / (time.perf_counter() - start), sum(turns) / max(1, len(turns))
 
 
 def main() -> None:
@@ -73,15 +82,19 @@ def main() -> None:
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
-    one_core = ceiling(args.games // 2, 1)
-    print(f"ceiling, raw simulator, 1 process:          {one_core:6.1f} games/s")
-    all_cores = ceiling(args.games, cores)
-    print(f"ceiling, raw simulator, {cores} processes:        {all_cores:6.1f} games/s")
-    heuristic = harness(args.games // 2, args.concurrency, ("max-damage", "heuristic"))
-    print(f"harness, Max-damage vs Heuristic:           {heuristic:6.1f} games/s")
-    random_rate = harness(args.games, args.concurrency, ("random", "random2"))
-    print(f"harness, Random vs Random:                  {random_rate:6.1f} games/s")
-    print(f"ratio {random_rate / all_cores:.2f}")
+    rows = [
+        ("ceiling, raw simulator, 1 process", *ceiling(args.games // 2, 1)),
+        (f"ceiling, raw simulator, {cores} processes", *ceiling(args.games, cores)),
+        ("harness, Max-damage vs Heuristic", *harness(args.games // 2, args.concurrency, ("max-damage", "heuristic"))),
+        ("harness, Random vs Random", *harness(args.games, args.concurrency, ("random", "random2"))),
+    ]
+    for label, rate, turns in rows:
+        print(f"{label:42s} {rate:6.1f} games/s  {turns:5.1f} turns/game  {rate * turns:6.0f} turns/s")
+    ceiling_rate, ceiling_turns = rows[1][1:]
+    random_rate, random_turns = rows[3][1:]
+    print(f"ratio per turn {random_rate * random_turns / (ceiling_rate * ceiling_turns):.2f}"
+          " (poke-env's Random switches too, so its games are longer than RandomPlayerAI's)")
+    print(f"ratio {random_rate / ceiling_rate:.2f}")
 
 
 if __name__ == "__main__":
