@@ -53,8 +53,10 @@ class LLMPlayer(BenchPlayer):
 
     @classmethod
     def preflight(cls, model: dict[str, Any], name: str | None = None, **_other: Any) -> None:
-        """Check the config and that the API key's variable is set, before any game (no network)."""
-        ModelConfig.from_dict(model).api_key()
+        """Before any game: the config is valid, the API key's variable is set, and the endpoint accepts connections."""
+        config = ModelConfig.from_dict(model)
+        config.api_key()
+        config.check_reachable()
 
     # ---- per-game state ---------------------------------------------------------------------
     def _reset_conversation(self) -> None:

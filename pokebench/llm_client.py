@@ -23,10 +23,12 @@ import email.utils
 import logging
 import os
 import random
+import socket
 import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlsplit
 
 import openai
 
@@ -46,6 +48,10 @@ class ModelConfigError(ValueError):
 
 class MissingAPIKey(ModelConfigError):
     """The environment variable that holds the model's API key is not set."""
+
+
+class EndpointUnreachable(ModelConfigError):
+    """Nothing accepts a connection at the model's base URL."""
 
 
 class LLMAPIError(RuntimeError):
@@ -127,6 +133,18 @@ class ModelConfig:
             return NO_KEY
         raise MissingAPIKey(f"{self.api_key_env} is not set: the model {self.name} reads its API key from it. "
                             f"export {self.api_key_env}=...")
+
+    def check_reachable(self, timeout: float = 3.0) -> None:
+        """Raise :class:`EndpointUnreachable` if nothing accepts a connection at the base URL (no request is sent)."""
+        url = urlsplit(self.base_url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            socket.create_connection((url.hostname or "", port), timeout=timeout).close()
+        except OSError as err:
+            raise EndpointUnreachable(
+                f"Cannot reach the model {self.name} at {self.base_url} ({err}). Start the OpenAI-compatible server "
+                f"there, or give the model another base_url (conf/model/{self.name}.yaml; the `local` model reads "
+                "POKEBENCH_BASE_URL).") from None
 
     def request_params(self) -> dict[str, Any]:
         """Fixed request parameters and those of the reasoning level (``extra_body`` merged, not replaced)."""

@@ -129,11 +129,17 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         raise ConfigError(str(err)) from None
     if not matchups:
         raise ConfigError("The run has no matchups: it needs at least two players.")
-    factories, limits = {}, {}
-    for name in names:
-        factories[name], limit = player_factory(name, cfg.players[name])
+    factories, limits, problems = {}, {}, []
+    for name in names:  # check every player, so that one run says everything that is missing at once
+        try:
+            factories[name], limit = player_factory(name, cfg.players[name])
+        except ConfigError as err:
+            problems.append(str(err))
+            continue
         if limit:
             limits[name] = limit
+    if problems:
+        raise ConfigError("\n".join(problems))
     specs = build_schedule(run_name, str(cfg.seed_text), pairs, matchups)
     fingerprint = {
         "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,

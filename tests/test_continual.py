@@ -311,10 +311,16 @@ def test_concurrent_refinements_lose_no_edit(tmp_path):
     assert store.claim(at_least=2)[1] == [] and store.pending_count() == 1  # refine_every: wait for 2
 
 
-def test_the_smoke_run_config_plans_one_game_at_a_time():
-    with initialize_config_dir(version_base=None, config_dir=str(CONF_DIR)):
-        cfg = compose("config", overrides=["+run=continual-smoke"])
-    plan = plan_run(cfg, "continual-smoke")
+def test_the_smoke_run_config_plans_one_game_at_a_time(monkeypatch):
+    import socket
+
+    with socket.socket() as endpoint:  # planning checks that the model's endpoint accepts connections
+        endpoint.bind(("127.0.0.1", 0))
+        endpoint.listen()
+        monkeypatch.setenv("POKEBENCH_BASE_URL", f"http://127.0.0.1:{endpoint.getsockname()[1]}/v1")
+        with initialize_config_dir(version_base=None, config_dir=str(CONF_DIR)):
+            cfg = compose("config", overrides=["+run=continual-smoke"])
+        plan = plan_run(cfg, "continual-smoke")
     assert len(plan.specs) == 4 and cfg.concurrency == 1
     assert cfg.players.continual._target_ == "players.continual.ContinualHarnessPlayer"
     assert cfg.players.continual.refine_every == 1 and cfg.players.continual.model.name == "local"

@@ -205,16 +205,24 @@ def model_dict(**overrides):
     return {**base, **overrides}
 
 
-def test_preflight_names_the_missing_key_variable(monkeypatch):
+def test_preflight_names_the_missing_key_variable_and_the_unreachable_endpoint(monkeypatch):
+    import socket
+
     from players.llm import LLMPlayer
 
-    monkeypatch.delenv("POKEBENCH_TEST_KEY", raising=False)
-    with pytest.raises(MissingAPIKey, match="POKEBENCH_TEST_KEY is not set: the model test reads its API key from "
-                                            "it. export POKEBENCH_TEST_KEY=..."):
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        reachable = f"http://127.0.0.1:{listening.getsockname()[1]}/v1"
+        monkeypatch.delenv("POKEBENCH_TEST_KEY", raising=False)
+        with pytest.raises(MissingAPIKey, match="POKEBENCH_TEST_KEY is not set: the model test reads its API key "
+                                                "from it. export POKEBENCH_TEST_KEY=..."):
+            LLMPlayer.preflight(model=model_dict(base_url=reachable))
+        LLMPlayer.preflight(model=model_dict(base_url=reachable, api_key_required=False))  # a local server needs no key
+        monkeypatch.setenv("POKEBENCH_TEST_KEY", "sk-secret")
+        LLMPlayer.preflight(model=model_dict(base_url=reachable))
+    with pytest.raises(ModelConfigError, match=r"Cannot reach the model test at http://127.0.0.1:9/v1 .*POKEBENCH_BASE_URL"):
         LLMPlayer.preflight(model=model_dict())
-    LLMPlayer.preflight(model=model_dict(api_key_required=False))  # a local server needs no key
-    monkeypatch.setenv("POKEBENCH_TEST_KEY", "sk-secret")
-    LLMPlayer.preflight(model=model_dict())
 
 
 def test_bad_model_configs_say_what_is_wrong():
