@@ -117,7 +117,7 @@ def test_game_2_starts_from_the_harness_refined_after_game_1(showdown, api, tmp_
     [refine] = refiner_calls
     assert api.requests.index(refine) == len(p1.decision_log)  # after game 1, before game 2's first decision
     text = refine.messages[1]["content"]
-    assert f"GAME 1 OF 1: you were Player 1; " in text and "you started it with harness version 0" in text
+    assert "GAME 1 OF 1: you were Player 1; " in text and "you started it with harness version 0" in text
     assert "YOUR ANSWERS\nturn 1: " in text and p1.decision_log[-1]["reason"] in text
     assert "BATTLE LOG\nBattle started between Player 1 and Player 2!" in text
     assert "YOUR HARNESS NOW (version 0, refined from 0 earlier games)\nNOTES\n(none yet)" in text

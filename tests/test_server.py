@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from poke_env.player import Player
 
 from conftest import BOTS, play, results
 from pokebench.arena import HarnessError
