@@ -43,6 +43,10 @@ def main(cfg: DictConfig) -> None:
                 print(f"Not published: {err}", file=sys.stderr)
     except (ConfigError, ServerError, StoreError) as err:
         _fail(str(err))
+    except KeyboardInterrupt:
+        print(f"\nInterrupted. The games that finished are stored; start the same command again to play the rest "
+              f"of run '{name}'.", file=sys.stderr)
+        sys.exit(130)
     if missing:
         print(f"{missing} game(s) of run '{name}' ended in harness errors; start the same command again to play them.",
               file=sys.stderr)

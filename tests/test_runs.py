@@ -62,11 +62,7 @@ def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(tmp_path
     done = 0
     while time.monotonic() < deadline and done < 4:
         time.sleep(0.2)
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM games").fetchone()[0]
-            except sqlite3.OperationalError:
-                pass
+        done = _count(db) if db.exists() else 0
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 4 <= done < 18, f"the kill came too late or too early ({done} games)"
@@ -143,3 +139,38 @@ def test_a_player_crash_is_a_recorded_harness_error_and_the_game_is_played_again
     assert second.returncode == 0, second.stderr[-2000:]
     with store_of(tmp_path, "crash") as store:
         assert crashed_game in store.done_game_ids() and len(store.games()) == 2
+
+
+def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
+    restore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731 (CI shells may ignore it)
+    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=restore_sigint)
+    db = tmp_path / "runs" / "bots-smoke" / "store.sqlite"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (db.exists() and _count(db) >= 2):
+        time.sleep(0.1)
+    children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid]
+    assert children, "the run should have started its own Showdown server"
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Interrupted" in stderr and "Traceback" not in stderr
+    assert not [pid for pid in children if Path(f"/proc/{pid}").exists()], "the server outlived the run"
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false")
+    with store_of(tmp_path, "bots-smoke") as store:
+        assert sorted(store.done_game_ids()) == sorted(s.game_id for s in planned("bots-smoke", 3))
+
+
+def _count(db: Path) -> int:
+    try:
+        return sqlite3.connect(db).execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _parent(proc_dir: Path) -> int:
+    try:
+        return int((proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
