@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.ratings import RatingsError, fit_ratings, head_to_head
-from pokebench.store import GAME_COLUMNS, RunStore, StoreError
+from pokebench.store import GAME_COLUMNS, RunStore, StoreError, run_stores
 
 __all__ = [
     "PublishError", "RunData", "Results", "load_runs", "compute_results", "per_player_figures",
@@ -183,7 +183,7 @@ class RunData:
 def _known_runs(runs_dir: Path) -> list[str]:
     if not runs_dir.is_dir():
         return []
-    return sorted(p.name for p in runs_dir.iterdir() if (p / "store.sqlite").is_file())
+    return sorted(p.name for p in runs_dir.iterdir() if run_stores(p))
 
 
 def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
@@ -197,9 +197,11 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
     if not names:
         raise PublishError("name at least one run to publish, e.g. `python -m pokebench.publish bots-smoke`.")
     stores: list[RunStore] = []
+    keys: list[str] = []  # one per store: the run's name, or NAME/shard-I-of-N
     for name in names:
         path = runs_dir / name / "store.sqlite"
-        if "/" in name or "\\" in name or name in (".", "..") or not path.is_file():
+        paths = [] if "/" in name or "\\" in name or name in (".", "..") else run_stores(runs_dir / name)
+        if not paths:
             for store in stores:
                 store.close()
             known = _known_runs(runs_dir)
@@ -208,15 +210,17 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
                 hint = f"Give the run's name (a folder of {runs_dir}/), not a path; --runs-dir sets that folder. " + hint
             raise PublishError(f"there is no run named {name!r} (no {path}). {hint} "
                                "Play it first with `python -m pokebench +run=NAME`.")
-        try:
-            stores.append(RunStore.open_existing(path))
-        except (StoreError, sqlite3.Error, OSError) as err:  # a corrupt or unreadable file
-            for store in stores:
-                store.close()
-            raise PublishError(f"cannot open the store of run {name!r} at {path}: {err}") from None
+        for store_file in paths:
+            try:
+                stores.append(RunStore.open_existing(store_file))
+            except (StoreError, sqlite3.Error, OSError) as err:  # a corrupt or unreadable file
+                for store in stores:
+                    store.close()
+                raise PublishError(f"cannot open the store of run {name!r} at {store_file}: {err}") from None
+            keys.append(name if store_file.name == "store.sqlite" else f"{name}/{store_file.stem}")
 
     games, decisions, errors, players = [], [], [], {}
-    for name, store in zip(names, stores):
+    for name, store in zip(keys, stores):
         g = store.games()
         g["_store"] = name
         games.append(g)
@@ -266,19 +270,20 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
         names=names, games=games_out, decisions=dec,
         errors=pd.concat(errors, ignore_index=True) if errors else pd.DataFrame(),
         players={id_map[k]: v for k, v in players.items() if k in id_map},
-        _sources=sources, _stores=dict(zip(names, stores)),
+        _sources=sources, _stores=dict(zip(keys, stores)),
     )
 
 
 def check_publishable(data: RunData) -> None:
     """Raise :class:`PublishError` when a named run has no finished games."""
-    per_store = pd.Series([name for name, _ in data._sources.values()]).value_counts()
+    run_of_store = lambda key: key.split("/")[0]  # noqa: E731 -- a shard's store is NAME/shard-I-of-N
+    per_store = pd.Series([run_of_store(key) for key, _ in data._sources.values()]).value_counts()
     empty = [n for n in data.names if per_store.get(n, 0) == 0]
     if not empty:
         return
     parts = []
     for name in empty:
-        errs = data.errors[data.errors["store"] == name] if not data.errors.empty else data.errors
+        errs = data.errors[data.errors["store"].map(run_of_store) == name] if not data.errors.empty else data.errors
         if len(errs):
             causes = ", ".join(f"{c} ×{n}" for c, n in errs["cause"].value_counts().items())
             parts.append(f"run {name!r} has no finished games, only {len(errs)} harness error(s) ({causes}). "
@@ -517,7 +522,7 @@ def load_results(path: Path | str, anchor: str = "max-damage") -> Results:
         meta = json.loads(marker.read_text()) if marker.is_file() else {}
         return Results(ratings=ratings, h2h=pd.read_csv(path / "h2h.csv"), games=pd.read_csv(path / "games.csv"),
                        decisions=decisions, anchor=meta.get("anchor", anchor))
-    if (path / "store.sqlite").is_file():
+    if run_stores(path):
         with load_runs([path.name], path.parent) as data:
             return compute_results(data, anchor=anchor)
     raise PublishError(f"{path} is neither a published site (no ratings.csv) nor a run folder (no store.sqlite).")

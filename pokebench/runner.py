@@ -23,7 +23,7 @@ from pokebench.bench_player import with_bench_hooks
 from pokebench.schedule import GameSpec, build_schedule, expand_matchups
 from pokebench.seats import ExternalCompetitor
 from pokebench.server import PINNED_VERSION, LocalShowdown, RemoteShowdown
-from pokebench.store import RunStore
+from pokebench.store import RunStore, run_stores, store_path
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,19 @@ def check_keys(cfg: DictConfig) -> None:
             raise ConfigError(f"Unknown config key 'server.{key}'. Known keys: {', '.join('server.' + k for k in base.server)}.")
 
 
+def parse_shard(value: object) -> tuple[int, int] | None:
+    """``"I/N"`` -> (I, N) with 0 <= I < N; None for the whole run."""
+    if value is None:
+        return None
+    try:
+        index, count = (int(part) for part in str(value).split("/"))
+    except ValueError:
+        index = count = -1
+    if not 0 <= index < count:
+        raise ConfigError(f"'shard' must look like I/N with 0 <= I < N (e.g. shard=0/4), not {value!r}.")
+    return index, count
+
+
 def _positive_int(cfg: DictConfig, key: str) -> int:
     value = cfg[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -72,6 +85,7 @@ class RunPlan:
     per_player_limits: dict[str, int]
     matchup_order: list[str]
     fingerprint: dict[str, Any]
+    shard: tuple[int, int] | None = None
 
 
 def player_factory(name: str, player_cfg: DictConfig) -> tuple[Callable[..., Any] | ExternalCompetitor, int | None]:
@@ -141,17 +155,20 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     if problems:
         raise ConfigError("\n".join(problems))
     specs = build_schedule(run_name, str(cfg.seed_text), pairs, matchups)
+    shard = parse_shard(cfg.shard)
+    if shard is not None:  # whole mirror pairs go to one shard, so each store holds complete bootstrap units
+        specs = [s for s in specs if s.pair % shard[1] == shard[0]]
     fingerprint = {
         "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
         "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": PINNED_VERSION,
     }
-    return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups], fingerprint)
+    return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups], fingerprint, shard)
 
 
-def _server(cfg: DictConfig, run_dir: Path) -> LocalShowdown | RemoteShowdown:
+def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
     if cfg.server.port is None:
         sims = cfg.server.sim_processes or os.cpu_count() or 1
-        return LocalShowdown(sim_processes=int(sims), log_path=run_dir / "showdown.log")
+        return LocalShowdown(sim_processes=int(sims), log_path=log_path)
     return RemoteShowdown(cfg.server.host, int(cfg.server.port), os.environ.get("POKEBENCH_ADMIN_TOKEN"))
 
 
@@ -179,9 +196,8 @@ class Progress:
         self.bar.close()
 
 
-async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any) -> tuple[int, int]:
-    """Play the games the store lacks; return (games played, harness errors)."""
-    done = store.done_game_ids()
+async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str]) -> tuple[int, int]:
+    """Play the planned games not in `done`; return (games played, harness errors)."""
     missing = [s for s in plan.specs if s.game_id not in done]
     arena = Arena(server, plan.factories, cfg.format, cfg.turn_limit, cfg.concurrency,
                   per_player_limits=plan.per_player_limits, stall_timeout=float(cfg.stall_timeout),
@@ -206,15 +222,25 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
     return played, errors
 
 
+def done_in_run(run_dir: Path) -> set[str]:
+    """The games that any store of the run (whole or shard) holds: none is ever played twice."""
+    done: set[str] = set()
+    for path in run_stores(run_dir):
+        with RunStore.open_existing(path) as other:
+            done |= other.done_game_ids()
+    return done
+
+
 def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
-    """Play a whole run; returns the number of planned games still missing (0 when complete)."""
+    """Play a whole run (or one shard); returns the number of its planned games still missing (0 when complete)."""
     plan = plan_run(cfg, run_name)
     run_dir = runs_dir / run_name
-    with RunStore(run_dir / "store.sqlite") as store:
+    planned = {s.game_id for s in plan.specs}
+    with RunStore(store_path(run_dir, plan.shard)) as store:
         store.bind_config(plan.fingerprint, run_name)
-        missing = len({s.game_id for s in plan.specs} - store.done_game_ids())
-        if missing:
-            with _server(cfg, run_dir) as server:
-                asyncio.run(play_missing(plan, cfg, store, server))
-        missing = len({s.game_id for s in plan.specs} - store.done_game_ids())
-    return missing
+        done = done_in_run(run_dir)
+        if planned - done:
+            log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
+            with _server(cfg, run_dir / log_name) as server:
+                asyncio.run(play_missing(plan, cfg, store, server, done))
+    return len(planned - done_in_run(run_dir))

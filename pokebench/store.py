@@ -46,6 +46,17 @@ CREATE TABLE IF NOT EXISTS decisions (
 """
 
 
+def store_path(run_dir: Path, shard: tuple[int, int] | None = None) -> Path:
+    """Where a run (or shard I of N of a run, see ``shard=I/N``) keeps its games."""
+    return run_dir / ("store.sqlite" if shard is None else f"shard-{shard[0]}-of-{shard[1]}.sqlite")
+
+
+def run_stores(run_dir: Path) -> list[Path]:
+    """Every store of a run: the whole-run store and the stores of its shards, if any."""
+    whole = store_path(run_dir)
+    return ([whole] if whole.is_file() else []) + sorted(run_dir.glob("shard-*-of-*.sqlite"))
+
+
 class StoreError(RuntimeError):
     """The run folder cannot be used as asked; the message says why and what to do."""
 

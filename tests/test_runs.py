@@ -174,3 +174,20 @@ def _parent(proc_dir: Path) -> int:
         return int((proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return -1
+
+
+def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_path):
+    pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=3")  # Hydra's multirun, one job per shard
+    run_dir = tmp_path / "runs" / "bots-smoke"
+    with RunStore.open_existing(run_dir / "shard-0-of-2.sqlite") as a, \
+            RunStore.open_existing(run_dir / "shard-1-of-2.sqlite") as b:
+        assert set(a.games().pair) == {2} and set(b.games().pair) == {1, 3}
+        shards = a.done_game_ids() | b.done_game_ids()
+    assert sorted(shards) == sorted(s.game_id for s in planned("bots-smoke", 3))
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "publish=false")  # the whole run: everything is done already
+    with RunStore.open_existing(run_dir / "store.sqlite") as whole:
+        assert whole.done_game_ids() == set()
+    games = __import__("pandas").read_csv(tmp_path / "data" / "site" / "bots-smoke" / "games.csv")
+    assert sorted(games.game_id) == sorted(shards)
+    bad = pokebench(tmp_path, "+run=bots-smoke", "shard=2/2", check=False)
+    assert bad.returncode == 2 and "'shard' must look like I/N with 0 <= I < N" in bad.stderr
