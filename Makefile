@@ -36,6 +36,7 @@ test: setup
 bench: setup
 	$(PY) benchmarks/bots_throughput.py
 	$(PY) benchmarks/ratings_speed.py
+	$(PY) benchmarks/llm_overhead.py
 
 clean-runs:
 	rm -rf runs data
