@@ -24,7 +24,7 @@ from pokebench.schedule import build_schedule
 from pokebench.store import RunStore
 from test_llm_units import FIRST_HEADERS, LATER_HEADERS, check_structure
 
-SECRET = "sk-test-NEVER-STORED-42"
+SECRET = "fake-api-key-NEVER-STORED-42"
 PRICES = {"input": 3.0, "cached_input": 0.3, "output": 15.0}
 
 

@@ -26,7 +26,7 @@ from pokebench.store import RunStore
 REPO = Path(__file__).resolve().parent.parent
 BOTS = ["random", "max-damage", "heuristic"]
 STRENGTH = {"random": 0, "max-damage": 1, "heuristic": 2, "llm-a": 3, "llm-b": 3, "lonely-a": 0, "lonely-b": 1}
-SECRET = "sk-live-DO-NOT-PUBLISH-4f9a8b7c6d5e"
+SECRET = "fake-api-key-DO-NOT-PUBLISH-4f9a8b7c6d5e"
 ENV_SECRET = "ghp_envSECRETvalue_0123456789abcdef"
 EVIL_REASON = "<script>alert('pwned')</script> Moonblast hits hard & fast"
 EVIL_NICK = "<img src=x onerror=alert(1)>"
