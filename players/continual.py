@@ -201,7 +201,7 @@ class ContinualHarnessPlayer(LLMPlayer):
 
     def harness_store(self) -> HarnessStore:
         """This player's harness in this run: ``<runs_dir>/<run>/continual/<player>.json``."""
-        extra = getattr(getattr(self, "game", None), "extra", None) or {}
+        extra = self.game.extra if self.game is not None else {}
         run = str(extra.get("run") or "unnamed-run")
         return HarnessStore(self.runs_dir / run / "continual", self.player_name, self.caps)
 
@@ -282,7 +282,7 @@ class ContinualHarnessPlayer(LLMPlayer):
     # ---- the end of a game: queue its trajectory ------------------------------------------------
     def _battle_finished_callback(self, battle: AbstractBattle) -> None:
         super()._battle_finished_callback(battle)
-        if getattr(self, "game", None) is None or getattr(self, "failure", None) is not None:
+        if self.game is None or self.failure is not None:
             return
         if any(_VOIDED in line for line in self._raw_lines[-30:]):
             return  # a harness error: the game is played again and never becomes a result

@@ -77,9 +77,11 @@ class LLMPlayer(BenchPlayer):
     @property
     def player_name(self) -> str:
         """The competitor's name in the run: from the game context, the ``name`` option, or the model."""
-        context = getattr(self, "game", None)
-        extra = getattr(context, "extra", None) or {}
+        extra = self.game.extra if self.game is not None else {}
         return extra.get("player") or self.config_name or self.model_config.name
+
+    def _side(self, default: str | None) -> str | None:
+        return self.game.side if self.game is not None else default
 
     # ---- what the player receives -----------------------------------------------------------
     async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:  # type: ignore[override]
@@ -90,7 +92,7 @@ class LLMPlayer(BenchPlayer):
 
     def _new_events(self, battle: AbstractBattle) -> list[str]:
         if self._text is None:
-            self._text = BattleText(battle.player_role or getattr(getattr(self, "game", None), "side", "p1"))
+            self._text = BattleText(battle.player_role or self._side("p1"))
         pending, self._fed = self._raw_lines[self._fed:], len(self._raw_lines)
         return self._text.feed(pending)
 
@@ -102,7 +104,7 @@ class LLMPlayer(BenchPlayer):
         return await self._decide(battle)
 
     def _new_refusal(self) -> str | None:
-        errors = getattr(self, "choice_errors", [])
+        errors = self.choice_errors
         if len(errors) > self._errors_seen:
             self._errors_seen = len(errors)
             return errors[-1]
@@ -161,7 +163,7 @@ class LLMPlayer(BenchPlayer):
                reask: bool) -> dict[str, Any]:
         usage = completion.usage
         return {
-            "side": battle.player_role or getattr(getattr(self, "game", None), "side", None),
+            "side": battle.player_role or self._side(None),
             "player": self.player_name, "model": self.model_config.model,
             "reasoning": self.model_config.reasoning, "turn": battle.turn, "decision": self._decision_index,
             "input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens,

@@ -51,6 +51,9 @@ class BenchHooks:
     """Mixin for poke-env ``Player`` subclasses; see the module docstring."""
 
     DEFAULT_CHOICE_CHANCE = 0.0
+    #: Set by begin_game; None until the arena gives the player a game.
+    game: GameContext | None = None
+    failure: BaseException | None = None
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Reset the per-game state before the arena starts a game."""
@@ -60,7 +63,7 @@ class BenchHooks:
         self.refusals = 0
         self.choice_errors: List[str] = []
         self.last_choice_error: str | None = None
-        self.failure: BaseException | None = None
+        self.failure = None
         self._on_failure = on_failure
         self.last_activity = time.monotonic()
         self.thinking = False

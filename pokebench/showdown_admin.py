@@ -97,17 +97,14 @@ class AdminClient:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._replies[expect] = future
         await self._send(f"/pokebench {verb} {self.address.admin_token} {argument}")
-        return await asyncio.wait_for(future, self.timeout)
-
-    async def ping(self) -> str:
-        """The server's Showdown version, if it runs PokéBench's plugin and accepts our token."""
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._replies[("pong", "")] = future
-        await self._send(f"/pokebench ping {self.address.admin_token}")
         try:
             return await asyncio.wait_for(future, self.timeout)
         finally:
-            self._replies.pop(("pong", ""), None)
+            self._replies.pop(expect, None)
+
+    async def ping(self) -> str:
+        """The server's Showdown version, if it runs PokéBench's plugin and accepts our token."""
+        return await self._command("ping", "", ("pong", ""))
 
     def expect_record(self, game_id: str) -> asyncio.Future[dict[str, Any]]:
         """A future that gets the record of `game_id` when its battle ends."""
