@@ -72,6 +72,17 @@ function parseRegistration(text) {
 	return reg;
 }
 
+/**
+ * The omniscient log up to the line that ends the battle. Room events that follow it (a player
+ * leaving once it has read the result) arrive in a race with the end of the simulator, so they
+ * would make the logs of two identical games differ.
+ */
+function battleLog(battle) {
+	const log = battle.room.getLog(-1).split('\n');
+	const end = log.findIndex(line => line.startsWith('|win|') || line === '|tie');
+	return end >= 0 ? log.slice(0, end + 1) : log;
+}
+
 function buildRecord(battle, reg, winnerid) {
 	const logData = battle.logData || {};
 	const p1id = battle.p1.id;
@@ -101,7 +112,7 @@ function buildRecord(battle, reg, winnerid) {
 		p1team: logData.p1team || null,
 		p2team: logData.p2team || null,
 		input_log: logData.inputLog || battle.inputLog || [],
-		log: battle.room.getLog(-1).split('\n'),
+		log: battleLog(battle),
 		ended_at: new Date().toISOString(),
 	};
 	return record;
