@@ -6,9 +6,9 @@ PY := $(VENV)/bin/python
 RUN ?= bots-calibration
 SERVER_STAMP := showdown-server/node_modules/.pokebench-installed
 
-.PHONY: setup run test bench clean-runs
+.PHONY: setup run test test-fast lint bench clean-runs
 
-setup: $(VENV)/.installed $(SERVER_STAMP) showdown-server/generated/battle-text.json
+setup: $(VENV)/.installed $(SERVER_STAMP)
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "PokéBench needs Python 3.11 or newer; run make PYTHON=python3.11 ..."'
@@ -17,21 +17,22 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-$(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(VENV)/.installed
+# npm ci, PokéBench's config and plugin, and the data exported from the server (showdown-server/generated/).
+$(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(wildcard showdown-server/scripts/*.js) $(VENV)/.installed
 	@command -v node >/dev/null || { echo "Node.js is missing: install Node.js 20 (https://nodejs.org), then run make again." >&2; exit 1; }
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
-	cd showdown-server && npm ci --omit=optional --no-audit --no-fund --loglevel=error
-	$(PY) -m pokebench.server install
+	$(PY) -m pokebench.cli.server install
 	touch $@
-
-showdown-server/generated/battle-text.json: $(SERVER_STAMP) showdown-server/export_text.js
-	node showdown-server/export_text.js $@
 
 run: setup
 	$(PY) -m pokebench +run=$(RUN)
 
 test: setup
 	$(PY) -m pytest -q
+
+# the quick loop: everything but the tests marked slow
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
 
 bench: setup
 	$(PY) benchmarks/bots_throughput.py

@@ -18,12 +18,13 @@ import os
 import subprocess
 import time
 
-from pokebench.arena import Arena, GameResult
-from pokebench.schedule import build_schedule
-from pokebench.server import PACKAGE_DIR, LocalShowdown
-from players.heuristic import HeuristicBot
-from players.max_damage import MaxDamageBot
-from players.random_bot import RandomBot
+from pokebench.play.arena import Arena, GameResult
+from pokebench.play.schedule import build_schedule
+from pokebench.paths import showdown_package_dir
+from pokebench.showdown.server import LocalShowdown
+from pokebench.players.heuristic import HeuristicBot
+from pokebench.players.max_damage import MaxDamageBot
+from pokebench.players.random_bot import RandomBot
 
 CEILING_JS = r"""
 const {BattleStream, getPlayerStreams} = require('./dist/sim/battle-stream');
@@ -54,7 +55,7 @@ def ceiling(games: int, processes: int) -> tuple[float, float]:
     """(games/s, turns per game) of the raw simulator, `processes` node processes at once."""
     per_process = max(1, games // processes)
     start = time.perf_counter()
-    procs = [subprocess.Popen(["node", "-e", CEILING_JS, str(per_process)], cwd=PACKAGE_DIR, stderr=subprocess.PIPE,
+    procs = [subprocess.Popen(["node", "-e", CEILING_JS, str(per_process)], cwd=showdown_package_dir(), stderr=subprocess.PIPE,
                               text=True) for _ in range(processes)]
     turns = sum(int(proc.communicate()[1].split()[-1]) for proc in procs)
     return per_process * processes / (time.perf_counter() - start), turns / (per_process * processes)

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from players.llm import LLMPlayer  # noqa: E402
-from players.max_damage import MaxDamageBot  # noqa: E402
-from pokebench.arena import Arena, GameResult  # noqa: E402
-from pokebench.llm_client import ChatClient, Completion  # noqa: E402
-from pokebench.local_openai import LocalOpenAI, Reply, hashed_policy  # noqa: E402
-from pokebench.schedule import build_schedule  # noqa: E402
-from pokebench.server import LocalShowdown  # noqa: E402
+from pokebench.players.llm import LLMPlayer  # noqa: E402
+from pokebench.players.max_damage import MaxDamageBot  # noqa: E402
+from pokebench.play.arena import Arena, GameResult  # noqa: E402
+from pokebench.llm.client import ChatClient, Completion  # noqa: E402
+from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy  # noqa: E402
+from pokebench.play.schedule import build_schedule  # noqa: E402
+from pokebench.showdown.server import LocalShowdown  # noqa: E402
 
 SAMPLES: list[tuple[float, float]] = []  # (wall time in choose_move, of which waiting for the API)
 

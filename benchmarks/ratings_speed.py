@@ -1,4 +1,4 @@
-"""Speed of pokebench.ratings: fold + point fit + 200 bootstrap refits.
+"""Speed of pokebench.results.ratings: fold + point fit + 200 bootstrap refits.
 
 Synthetic mirror-paired games between random matchups (a 'max-damage' player included),
 at 10 players x 20,000 games and 30 players x 100,000 games, plus a naive per-game scipy
@@ -19,7 +19,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pokebench import ratings  # noqa: E402
+from pokebench.results import ratings  # noqa: E402
 
 
 def synthetic_games(n_players: int, n_games: int, seed: int = 0) -> pd.DataFrame:

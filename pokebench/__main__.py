@@ -12,9 +12,10 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from pokebench.runner import CONF_DIR, ConfigError, available_runs, run
-from pokebench.server import ServerError
-from pokebench.store import StoreError
+from pokebench import paths
+from pokebench.play.runner import ConfigError, available_runs, run
+from pokebench.showdown.server import ServerError
+from pokebench.results.store import StoreError
 
 log = logging.getLogger("pokebench")
 
@@ -24,7 +25,7 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-@hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
+@hydra.main(version_base=None, config_path=str(paths.conf_dir()), config_name="config")
 def main(cfg: DictConfig) -> None:
     chosen = HydraConfig.get().runtime.choices.get("run")
     if chosen is None:
@@ -34,7 +35,7 @@ def main(cfg: DictConfig) -> None:
     try:
         missing = run(cfg, name)
         if cfg.publish:
-            from pokebench.publish import PublishError, publish
+            from pokebench.results.publish import PublishError, publish
 
             try:
                 out = publish([name], anchor=cfg.anchor)

@@ -8,12 +8,12 @@ from typing import Any, Sequence
 
 import pytest
 
-from pokebench.arena import Arena, GameResult, HarnessError
-from pokebench.schedule import GameSpec
-from pokebench.server import LocalShowdown
-from players.heuristic import HeuristicBot
-from players.max_damage import MaxDamageBot
-from players.random_bot import RandomBot
+from pokebench.play.arena import Arena, GameResult, HarnessError
+from pokebench.play.schedule import GameSpec
+from pokebench.showdown.server import LocalShowdown
+from pokebench.players.heuristic import HeuristicBot
+from pokebench.players.max_damage import MaxDamageBot
+from pokebench.players.random_bot import RandomBot
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 BOTS: dict[str, Any] = {"random": RandomBot, "max-damage": MaxDamageBot, "heuristic": HeuristicBot}

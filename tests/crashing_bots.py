@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pokebench.bench_player import BenchPlayer
+from pokebench.player.bench_player import BenchPlayer
 
 
 class CrashOnceBot(BenchPlayer):

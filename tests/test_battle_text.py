@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pokebench import battle_text
-from pokebench.battle_text import PLACEHOLDER, BattleText, format_percentage, load_templates, main, render_battle
+from pokebench.showdown.node import export_generated
+from pokebench.text import battle_text
+from pokebench.text.battle_text import PLACEHOLDER, BattleText, format_percentage, load_templates, main, render_battle
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 SHOWDOWN_PKG = REPO_DIR / "showdown-server" / "node_modules" / "pokemon-showdown"
@@ -213,26 +214,29 @@ def test_bad_perspective_is_refused() -> None:
 
 
 @needs_showdown
-def test_missing_templates_are_exported_with_node(tmp_path: Path) -> None:
+def test_set_up_exports_the_templates_and_the_names_with_node(tmp_path: Path) -> None:
+    written = export_generated(tmp_path)
+    assert sorted(p.name for p in written) == ["battle-text.json", "showdown-data.json"]
     table = load_templates(tmp_path / "battle-text.json")
-    assert (tmp_path / "battle-text.json").exists()
     assert table["leftovers"]["heal"] == "  [POKEMON] restored a little HP using its Leftovers!"
     assert table["default"]["turn"] == "== Turn [NUMBER] =="
+    data = json.loads((tmp_path / "showdown-data.json").read_text())
+    assert data["moves"]["earthquake"]["name"] == "Earthquake" and data["species"]["calyrexshadow"] == "Calyrex-Shadow"
 
 
 @needs_showdown
 def test_the_export_script_says_clearly_when_the_server_is_not_installed(tmp_path: Path) -> None:
-    script = tmp_path / "export_text.js"
-    shutil.copy(REPO_DIR / "showdown-server" / "export_text.js", script)
-    done = subprocess.run(["node", str(script), str(tmp_path / "out.json")], capture_output=True, text=True)
+    script = REPO_DIR / "showdown-server" / "scripts" / "export_text.js"
+    done = subprocess.run(["node", str(script), str(tmp_path / "no-package"), str(tmp_path / "out.json")],
+                          capture_output=True, text=True)
     assert done.returncode == 1 and "not installed" in done.stderr and "make setup" in done.stderr
     assert not (tmp_path / "out.json").exists()
 
 
-def test_missing_templates_without_node_say_make_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(battle_text, "EXPORT_SCRIPT", tmp_path / "nowhere.js")
+def test_missing_templates_say_make_setup_and_start_no_node(tmp_path: Path) -> None:
     with pytest.raises(battle_text.BattleTextError, match="make setup"):
         load_templates(tmp_path / "missing.json")
+    assert not (tmp_path / "missing.json").exists()
 
 
 # A real battle: two random players on the installed simulator (no server), a fixed seed.
@@ -313,8 +317,8 @@ def test_a_players_own_stream_fed_message_by_message_gives_the_same_text(real_ba
 
 
 def test_the_cli_prints_a_recorded_game_and_explains_bad_names(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from pokebench.schedule import GameSpec
-    from pokebench.store import RunStore
+    from pokebench.play.schedule import GameSpec
+    from pokebench.results.store import RunStore
 
     spec = GameSpec("demo", "random-vs-max-damage", 1, 1, "random", "max-damage", "s", "a", "b")
     record = {"winner": "p2", "turns": 6, "end_reason": "normal", "showdown_version": "0.11.11",

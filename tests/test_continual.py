@@ -17,14 +17,16 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from conftest import REPO_DIR, play, results
-from players.continual import REFINER_MARKER, ContinualHarnessPlayer, harness_block, parse_edits
-from players.max_damage import MaxDamageBot
-from pokebench import continual_state, prompt
-from pokebench.continual_state import Caps, HarnessStore, apply_edits, empty_state
-from pokebench.local_openai import ChatRequest, LocalOpenAI, Reply, hashed_policy
-from pokebench.runner import CONF_DIR, plan_run
-from pokebench.schedule import build_schedule
-from pokebench.store import RunStore
+from pokebench.players.continual.player import REFINER_MARKER, ContinualHarnessPlayer, harness_block, parse_edits
+from pokebench.players.max_damage import MaxDamageBot
+from pokebench.players.continual import state as continual_state
+from pokebench.text import prompt
+from pokebench.players.continual.state import Caps, HarnessStore, apply_edits, empty_state
+from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
+from pokebench.paths import conf_dir
+from pokebench.play.runner import plan_run
+from pokebench.play.schedule import build_schedule
+from pokebench.results.store import RunStore
 from test_llm_units import SYSTEM_PROMPT_SHA256
 
 PRICES = {"input": 3.0, "cached_input": 0.3, "output": 15.0}
@@ -265,7 +267,7 @@ def test_the_state_file_is_written_atomically(tmp_path, monkeypatch):
 
 _WORKER = """
 import sys
-from pokebench.continual_state import Caps, HarnessStore
+from pokebench.players.continual.state import Caps, HarnessStore
 store = HarnessStore(sys.argv[1], "p", Caps(max_notes=1000))
 for i in range(int(sys.argv[3])):
     store.apply([{"op": "add_note", "text": f"{sys.argv[2]}-{i}"}], store.read(), [f"{sys.argv[2]}-{i}"])
@@ -318,9 +320,9 @@ def test_the_smoke_run_config_plans_one_game_at_a_time(monkeypatch):
         endpoint.bind(("127.0.0.1", 0))
         endpoint.listen()
         monkeypatch.setenv("POKEBENCH_BASE_URL", f"http://127.0.0.1:{endpoint.getsockname()[1]}/v1")
-        with initialize_config_dir(version_base=None, config_dir=str(CONF_DIR)):
+        with initialize_config_dir(version_base=None, config_dir=str(conf_dir())):
             cfg = compose("config", overrides=["+run=continual-smoke"])
         plan = plan_run(cfg, "continual-smoke")
     assert len(plan.specs) == 4 and cfg.concurrency == 1
-    assert cfg.players.continual._target_ == "players.continual.ContinualHarnessPlayer"
+    assert cfg.players.continual._target_ == "pokebench.players.continual.player.ContinualHarnessPlayer"
     assert cfg.players.continual.refine_every == 1 and cfg.players.continual.model.name == "local"

@@ -23,14 +23,14 @@ import pytest
 import websockets
 
 from conftest import BOTS, REPO_DIR
-from pokebench.arena import Arena, GameResult, HarnessError
-from pokebench.schedule import build_schedule
-from players.foul_play import FoulPlay, check_engine, find_installation
-from players.foul_play_launcher import LOGIN_URL
-from players.foul_play_sets import ensure_sets, generate
+from pokebench.play.arena import Arena, GameResult, HarnessError
+from pokebench.play.schedule import build_schedule
+from pokebench.players.foul_play.adapter import FoulPlay, check_engine, find_installation
+from pokebench.players.foul_play.launcher import LOGIN_URL
+from pokebench.players.foul_play.sets import ensure_sets, generate
 
 STANDIN = Path(__file__).with_name("foul_play_standin.py")
-LAUNCHER = REPO_DIR / "players" / "foul_play_launcher.py"
+LAUNCHER = REPO_DIR / "pokebench" / "players" / "foul_play" / "launcher.py"
 
 
 def standin(tmp_path: Path, *flags: str, **options: Any) -> FoulPlay:
@@ -268,7 +268,7 @@ def test_a_run_uses_foul_play_like_any_player_and_logs_into_the_run_folder(tmp_p
                            "matchups=[[foul-play,random]]", f"+players.foul-play.command=[{sys.executable},{STANDIN}]"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from pokebench.store import RunStore
+    from pokebench.results.store import RunStore
 
     with RunStore.open_existing(tmp_path / "runs" / "bots-foulplay" / "store.sqlite") as store:
         players = store.game_players()

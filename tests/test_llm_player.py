@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from conftest import REPO_DIR, play, results
-from players.llm import LLMPlayer
-from players.max_damage import MaxDamageBot
-from pokebench import prompt
-from pokebench.arena import HarnessError
-from pokebench.llm_client import Prices, Usage, cost_usd
-from pokebench.local_openai import ChatRequest, LocalOpenAI, Reply, hashed_policy
-from pokebench.schedule import build_schedule
-from pokebench.store import RunStore
+from pokebench.players.llm import LLMPlayer
+from pokebench.players.max_damage import MaxDamageBot
+from pokebench.text import prompt
+from pokebench.play.arena import HarnessError
+from pokebench.llm.client import Prices, Usage, cost_usd
+from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
+from pokebench.play.schedule import build_schedule
+from pokebench.results.store import RunStore
 from test_llm_units import FIRST_HEADERS, LATER_HEADERS, check_structure
 
 SECRET = "fake-api-key-NEVER-STORED-42"
@@ -251,7 +251,7 @@ def test_a_run_resumed_after_the_api_was_down_plays_the_game_again(tmp_path, api
 
 
 def test_prompt_sample_prints_the_first_message_and_the_one_at_turn_6(capsys):
-    from pokebench import prompt_sample
+    from pokebench.text import prompt_sample
 
     assert prompt_sample.main(["6", "--first"]) == 0
     out = capsys.readouterr().out

@@ -14,10 +14,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pokebench import prompt
-from pokebench.llm_client import (ChatClient, LLMAPIError, MissingAPIKey, ModelConfig, ModelConfigError, Prices,
+from pokebench.text import prompt
+from pokebench.llm.client import (ChatClient, LLMAPIError, MissingAPIKey, ModelConfig, ModelConfigError, Prices,
                                   Usage, cost_usd, retry_after_seconds)
-from pokebench.local_openai import ChatRequest, LocalOpenAI, Reply, hashed_policy, legal_actions_in
+from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy, legal_actions_in
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 #: SHA-256 of the system prompt (version 3) as printed in the method, section 2.
@@ -208,7 +208,7 @@ def model_dict(**overrides):
 def test_preflight_names_the_missing_key_variable_and_the_unreachable_endpoint(monkeypatch):
     import socket
 
-    from players.llm import LLMPlayer
+    from pokebench.players.llm import LLMPlayer
 
     with socket.socket() as listening:
         listening.bind(("127.0.0.1", 0))

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pokebench import publish as pub
-from pokebench.publish import PublishError, load_results, load_runs, per_player_figures, publish
-from pokebench.schedule import build_schedule
-from pokebench.store import RunStore
+from pokebench.results import publish as pub
+from pokebench.results.publish import PublishError, load_results, load_runs, per_player_figures, publish
+from pokebench.play.schedule import build_schedule
+from pokebench.results.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = ["random", "max-damage", "heuristic"]
@@ -363,7 +363,7 @@ def test_command_line_exit_code_and_output(tmp_path: Path) -> None:
     make_run(runs, "good", players=BOTS, pairs=1)
     make_run(runs, "no-anchor", players=["random", "heuristic"], pairs=1)
     env = {k: v for k, v in os.environ.items()}
-    cmd = [sys.executable, "-m", "pokebench.publish", "--runs-dir", str(runs), "--bootstrap", "5"]
+    cmd = [sys.executable, "-m", "pokebench.cli.publish", "--runs-dir", str(runs), "--bootstrap", "5"]
     bad = subprocess.run([*cmd, "no-anchor"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--anchor PLAYER" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "data" / "site" / "no-anchor").exists()
@@ -392,7 +392,7 @@ def test_failed_publish_leaves_the_old_site_intact(tmp_path: Path, monkeypatch: 
     assert snapshot(site) == before
 
     # a failure half-way through writing the pages
-    from pokebench import site as site_mod
+    from pokebench.site import build as site_mod
 
     real = site_mod.render_replay
     calls = []
@@ -418,7 +418,7 @@ def test_failed_publish_leaves_the_old_site_intact(tmp_path: Path, monkeypatch: 
 
 
 def test_missing_battle_text_templates_fail_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pokebench import battle_text
+    from pokebench.text import battle_text
 
     make_run(tmp_path / "runs", "good", players=BOTS, pairs=1)
 

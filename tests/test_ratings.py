@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from pokebench import ratings
-from pokebench.ratings import RatingsError, fit_ratings, head_to_head, player_summary, score_matrix
+from pokebench.results import ratings
+from pokebench.results.ratings import RatingsError, fit_ratings, head_to_head, player_summary, score_matrix
 
 TRUE = {"max-damage": 1000.0, "random": 650.0, "heuristic": 1150.0, "model-a": 1350.0, "model-b": 900.0}
 

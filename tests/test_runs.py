@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_DIR
-from pokebench.schedule import build_schedule, expand_matchups
-from pokebench.store import RunStore
+from pokebench.play.schedule import build_schedule, expand_matchups
+from pokebench.results.store import RunStore
 
 SMOKE_PLAYERS = ["random", "max-damage", "heuristic"]
 

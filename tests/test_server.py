@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import BOTS, play, results
-from pokebench.arena import HarnessError
-from pokebench.bench_player import BenchPlayer
-from pokebench.schedule import build_schedule, derive_seed, pair_seeds
-from pokebench.server import PACKAGE_DIR, LocalShowdown, ServerAddress, ServerError, check_installation, node_version
-from pokebench.showdown_admin import AdminClient, AdminError
+from pokebench.play.arena import HarnessError
+from pokebench.player.bench_player import BenchPlayer
+from pokebench.play.schedule import build_schedule, derive_seed, pair_seeds
+from pokebench.paths import showdown_package_dir
+from pokebench.showdown.node import node_version
+from pokebench.showdown.server import LocalShowdown, ServerAddress, ServerError, check_installation
+from pokebench.showdown.admin import AdminClient, AdminError
 
 
 def species(team: list[dict]) -> list[str]:
@@ -68,7 +70,7 @@ def test_team_is_the_one_showdown_generates_from_the_team_seed(showdown):
     record = results(play(showdown, [spec]))[0].record
     script = (f"const {{Teams}} = require('./dist/sim/teams');"
               f"console.log(JSON.stringify(Teams.generate('gen9randombattle', {{seed: '{spec.p2_team_seed}'}}).map(s => s.species)))")
-    out = subprocess.run(["node", "-e", script], cwd=PACKAGE_DIR, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["node", "-e", script], cwd=showdown_package_dir(), capture_output=True, text=True, check=True).stdout
     assert species(record["p2team"]) == __import__("json").loads(out)
 
 
@@ -83,7 +85,7 @@ def test_recorded_input_log_replays_to_the_same_winner_and_turns(showdown, tmp_p
     spec = build_schedule("t", "replay", 1, [("max-damage", "heuristic")])[0]
     record = results(play(showdown, [spec]))[0].record
     assert record["end_reason"] == "normal" and record["winner"] in ("p1", "p2")
-    replay = subprocess.run(["node", "pokemon-showdown", "simulate-battle", "--skip-build"], cwd=PACKAGE_DIR,
+    replay = subprocess.run(["node", "pokemon-showdown", "simulate-battle", "--skip-build"], cwd=showdown_package_dir(),
                             input="\n".join(record["input_log"]) + "\n", capture_output=True, text=True, check=True).stdout
     turns = [int(line.split("|")[2]) for line in replay.splitlines() if line.startswith("|turn|")]
     winner = [line.split("|")[2] for line in replay.splitlines() if line.startswith("|win|")]
@@ -214,7 +216,7 @@ def test_server_killed_mid_game_gives_harness_errors_and_is_restarted(tmp_path):
 
 
 def test_runs_can_use_a_server_that_is_already_running(showdown):
-    from pokebench.server import RemoteShowdown
+    from pokebench.showdown.server import RemoteShowdown
 
     with RemoteShowdown(showdown.address.host, showdown.address.port, showdown.admin_token) as remote:
         spec = build_schedule("t", "remote", 1, [("random", "max-damage")])[0]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pokebench.publish import publish
+from pokebench.results.publish import publish
 from test_publish import BOTS, EVIL_NICK, make_run
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"),

@@ -2,7 +2,7 @@
 /**
  * PokéBench's configuration of the pinned Pokémon Showdown server.
  *
- * `python -m pokebench.server install` copies this file to
+ * `python -m pokebench.cli.server install` copies this file to
  * node_modules/pokemon-showdown/config/config.js (Showdown reads its config only
  * from there). Everything else falls back to config-example.js's defaults.
  */

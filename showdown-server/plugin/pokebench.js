@@ -2,7 +2,7 @@
 /**
  * PokéBench's server-side chat plugin for the pinned Pokémon Showdown server.
  *
- * `python -m pokebench.server install` copies this file into
+ * `python -m pokebench.cli.server install` copies this file into
  * node_modules/pokemon-showdown/dist/server/chat-plugins/, where Showdown loads
  * every plugin at boot (server/chat.ts, loadPlugins).
  *

@@ -1,0 +1,242 @@
+"""Plays planned games on a PokéBench Showdown server, several at once.
+
+For each game the arena takes one seat per side (a fresh poke-env player, or a
+process of an external program such as Foul Play; see :mod:`pokebench.player.seats`),
+registers the game's seeds and side order with the server plugin, lets the players
+battle by the ordinary challenge protocol, and returns the record that the plugin
+sends when the battle ends.
+
+A game that cannot finish (a player raised, the battle stalled, the server died)
+is voided and returned as a :class:`HarnessError`: the caller records it and the
+game is played again on the next start; it never becomes a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence
+
+from poke_env.player import Player
+
+from pokebench.player.bench_player import GameContext
+from pokebench.player.faults import HarnessFault
+from pokebench.play.schedule import GameSpec
+from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
+from pokebench.showdown.server import ServerAddress
+from pokebench.showdown.admin import AdminClient, AdminError
+from pokebench.util import utc_now
+
+log = logging.getLogger(__name__)
+
+#: A poke-env Player class (or factory of fresh players), or an external competitor.
+PlayerFactory = Callable[..., Player] | ExternalCompetitor
+
+
+class ShowdownServer(Protocol):
+    address: ServerAddress
+    restarts: int
+
+    def is_alive(self) -> bool: ...
+    def ensure_running(self) -> bool: ...
+
+
+@dataclass
+class GameResult:
+    spec: GameSpec
+    record: dict[str, Any]
+    players: dict[str, Any]
+    started_at: str
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class HarnessError:
+    spec: GameSpec
+    cause: str
+    detail: str
+
+
+@dataclass
+class _Connection:
+    """The harness's connection to one life of the server; replaced when the server restarts."""
+
+    admin: AdminClient
+    address: ServerAddress
+    dead: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Arena:
+    """Plays games; ``async for outcome in arena.play(specs)`` yields each result or harness error."""
+
+    def __init__(self, server: ShowdownServer, factories: dict[str, PlayerFactory], battle_format: str,
+                 turn_limit: int, concurrency: int, per_player_limits: dict[str, int] | None = None,
+                 stall_timeout: float = 300.0, matchup_order: Sequence[str] = (),
+                 work_root: Path | None = None) -> None:
+        self.server = server
+        self.factories = factories
+        self.battle_format = battle_format
+        self.turn_limit = turn_limit
+        self.concurrency = max(1, concurrency)
+        self.stall_timeout = stall_timeout
+        self.work_root = work_root  # players' working folders: <work_root>/<player>/
+        self.matchup_index = {m: i for i, m in enumerate(matchup_order)}
+        self._limits = {name: asyncio.Semaphore(n) for name, n in (per_player_limits or {}).items() if n}
+        self._connection: _Connection | None = None
+        self._reconnect_lock = asyncio.Lock()
+
+    # ---- the server connection -----------------------------------------------------------
+    async def _connect(self) -> _Connection:
+        admin = AdminClient(self.server.address)
+        await admin.__aenter__()
+        return _Connection(admin, self.server.address)
+
+    async def _current(self) -> _Connection:
+        async with self._reconnect_lock:
+            conn = self._connection
+            if conn is not None and not conn.dead.is_set() and not conn.admin.closed.is_set():
+                return conn
+            if conn is not None:
+                conn.dead.set()
+                await conn.admin.__aexit__(None, None, None)
+            if await asyncio.to_thread(self.server.ensure_running):
+                log.warning("The Showdown server had died and was restarted (restart %d).", self.server.restarts)
+            self._connection = await self._connect()
+            return self._connection
+
+    async def _watch_server(self) -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            conn = self._connection
+            if conn is not None and (not self.server.is_alive() or conn.admin.closed.is_set()):
+                conn.dead.set()
+
+    # ---- playing --------------------------------------------------------------------------
+    async def play(self, specs: Sequence[GameSpec]) -> AsyncIterator[GameResult | HarnessError]:
+        gate = asyncio.Semaphore(self.concurrency)
+        watcher = asyncio.create_task(self._watch_server())
+
+        async def one(spec: GameSpec) -> GameResult | HarnessError:
+            async with gate:
+                return await self._play_limited(spec)
+
+        tasks = [asyncio.create_task(one(spec)) for spec in specs]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                yield await next_done
+        finally:
+            watcher.cancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self._connection is not None:
+                await self._connection.admin.__aexit__(None, None, None)
+
+    async def _play_limited(self, spec: GameSpec) -> GameResult | HarnessError:
+        limits = [self._limits[name] for name in sorted({spec.p1, spec.p2}) if name in self._limits]
+        for sem in limits:
+            await sem.acquire()
+        try:
+            return await self.play_one(spec)
+        finally:
+            for sem in limits:
+                sem.release()
+
+    async def _make_seat(self, name: str, spec: GameSpec, side: str, address: ServerAddress) -> Seat:
+        factory = self.factories[name]
+        if isinstance(factory, ExternalCompetitor):
+            return await factory.seat(address, spec, side)
+        username = showdown_username(name, self.matchup_index.get(spec.matchup, 0), spec)
+        return PokeEnvSeat(factory, username, address, self.battle_format)
+
+    async def play_one(self, spec: GameSpec) -> GameResult | HarnessError:
+        """Play one game start to end; never raises for a game-level failure."""
+        try:
+            conn = await self._current()
+        except Exception as err:  # the server cannot be (re)started: a harness error for this game
+            return HarnessError(spec, "server unavailable", repr(err))
+        started_at = utc_now()
+        seats: dict[str, Seat] = {}
+        failure = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        healthy = False
+        try:
+            for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
+                seats[side] = await self._make_seat(name, spec, side, conn.address)
+                context = GameContext(spec.game_id, side, spec.battle_seed, team_seed,
+                                      extra={"player": name, "run": spec.run},
+                                      work_dir=self.work_root / name if self.work_root else None)
+                seats[side].begin_game(context,
+                                       lambda _err: loop.call_soon_threadsafe(failure.set))
+            await asyncio.gather(*(seat.ready() for seat in seats.values()))
+            challenger, acceptor = ("p1", "p2") if seats["p1"].can_challenge else ("p2", "p1")
+            if not seats[challenger].can_challenge:
+                raise ValueError(f"neither {spec.p1} nor {spec.p2} can send a challenge: two external programs cannot meet")
+            record_future = conn.admin.expect_record(spec.game_id)
+            await conn.admin.register({
+                "game_id": spec.game_id, "format": self.battle_format,
+                "p1": seats["p1"].username, "p2": seats["p2"].username,
+                "battle_seed": spec.battle_seed, "p1_team_seed": spec.p1_team_seed,
+                "p2_team_seed": spec.p2_team_seed, "turn_limit": self.turn_limit,
+            })
+            battle_tasks = [
+                asyncio.ensure_future(seats[acceptor].accept(seats[challenger].username)),
+                asyncio.ensure_future(seats[challenger].challenge(seats[acceptor].username)),
+            ]
+            outcome = await self._wait_for_end(record_future, failure, conn, seats)
+            if isinstance(outcome, str):
+                await self._void(conn, spec)
+                return HarnessError(spec, outcome, self._failure_detail(seats, outcome))
+            await asyncio.wait(battle_tasks, timeout=30)
+            healthy = True
+            players = {side: {"player": name, "username": seats[side].username, **seats[side].summary()}
+                       for side, name in (("p1", spec.p1), ("p2", spec.p2))}
+            decisions = [d for side in ("p1", "p2") for d in seats[side].decisions()]
+            return GameResult(spec, outcome, players, started_at, decisions)
+        except (AdminError, HarnessFault, asyncio.TimeoutError, OSError, ValueError) as err:
+            await self._void(conn, spec)
+            return HarnessError(spec, "harness connection failed", repr(err))
+        finally:
+            conn.admin.forget_record(spec.game_id)
+            await asyncio.gather(*(seat.close(healthy) for seat in seats.values()), return_exceptions=True)
+
+    async def _wait_for_end(self, record_future: asyncio.Future[dict[str, Any]], failure: asyncio.Event,
+                            conn: _Connection, seats: dict[str, Seat]) -> dict[str, Any] | str:
+        """The game's record, or the cause of a harness error."""
+        failed = asyncio.ensure_future(failure.wait())
+        died = asyncio.ensure_future(conn.dead.wait())
+        try:
+            while True:
+                done, _ = await asyncio.wait({record_future, failed, died}, timeout=1.0,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if record_future in done:
+                    try:
+                        return record_future.result()
+                    except AdminError:
+                        return "server connection lost"
+                if failed in done:
+                    return "player failed"
+                if died in done:
+                    return "server died"
+                idle = time.monotonic() - max(seat.idle_since for seat in seats.values())
+                if idle > self.stall_timeout and not any(seat.thinking for seat in seats.values()):
+                    return f"battle stalled ({self.stall_timeout:.0f} s without a message)"
+        finally:
+            failed.cancel()
+            died.cancel()
+
+    async def _void(self, conn: _Connection, spec: GameSpec) -> None:
+        if conn.dead.is_set():
+            return
+        try:
+            await conn.admin.void(spec.game_id)
+        except Exception:  # the server is gone; nothing left to void
+            pass
+
+    @staticmethod
+    def _failure_detail(seats: dict[str, Seat], cause: str) -> str:
+        failures = [f"{side}: {seat.failure!r}" for side, seat in seats.items() if seat.failure]
+        return "; ".join(failures) or cause

@@ -1,0 +1,268 @@
+"""One run from its composed config: check it, plan it, play what is missing, store it, publish it."""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+import functools
+import inspect
+import logging
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from hydra.utils import get_class
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+
+from poke_env.player import Player
+
+from pokebench import paths
+from pokebench.play.arena import Arena, GameResult, HarnessError
+from pokebench.player.bench_player import with_bench_hooks
+from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups
+from pokebench.player.seats import ExternalCompetitor
+from pokebench.showdown.server import LocalShowdown, RemoteShowdown, pinned_version
+from pokebench.results.store import RunStore, run_stores, store_path
+
+log = logging.getLogger(__name__)
+
+#: poke-env keyword arguments that the arena sets for every player.
+ARENA_KWARGS = {"account_configuration", "server_configuration", "battle_format", "max_concurrent_battles",
+                "start_timer_on_battle_start", "log_level"}
+
+
+class ConfigError(ValueError):
+    """The run's config is wrong; the message names the key and the fix."""
+
+
+def available_runs() -> list[str]:
+    return sorted(p.stem for p in (paths.conf_dir() / "run").glob("*.yaml"))
+
+
+def _allowed_keys() -> DictConfig:
+    return OmegaConf.load(paths.conf_dir() / "config.yaml")
+
+
+def check_keys(cfg: DictConfig) -> None:
+    """Every key must be one config.yaml knows (Hydra lets a typo through with `+key=`)."""
+    base = _allowed_keys()
+    for key in cfg:
+        if key not in base:
+            raise ConfigError(f"Unknown config key '{key}'. Known keys: {', '.join(k for k in base if k not in ('defaults', 'hydra'))}.")
+    for key in cfg.server:
+        if key not in base.server:
+            raise ConfigError(f"Unknown config key 'server.{key}'. Known keys: {', '.join('server.' + k for k in base.server)}.")
+
+
+def parse_shard(value: object) -> tuple[int, int] | None:
+    """``"I/N"`` -> (I, N) with 0 <= I < N; None for the whole run."""
+    if value is None:
+        return None
+    try:
+        index, count = (int(part) for part in str(value).split("/"))
+    except ValueError:
+        index = count = -1
+    if not 0 <= index < count:
+        raise ConfigError(f"'shard' must look like I/N with 0 <= I < N (e.g. shard=0/4), not {value!r}.")
+    return index, count
+
+
+def _positive_int(cfg: DictConfig, key: str) -> int:
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"'{key}' must be a positive whole number, not {value!r} (e.g. {key}=4).")
+    return value
+
+
+@dataclass
+class RunPlan:
+    name: str
+    specs: list[GameSpec]
+    factories: dict[str, Callable[..., Any]]
+    per_player_limits: dict[str, int]
+    matchup_order: list[str]
+    fingerprint: dict[str, Any]
+    shard: tuple[int, int] | None = None
+
+
+#: Where the competitors shipped with PokéBench were before they moved into the package.
+MOVED_TARGETS = {
+    "players.llm.": "pokebench.players.llm.",
+    "players.heuristic.": "pokebench.players.heuristic.",
+    "players.max_damage.": "pokebench.players.max_damage.",
+    "players.random_bot.": "pokebench.players.random_bot.",
+    "players.continual.": "pokebench.players.continual.",
+    "players.foul_play.": "pokebench.players.foul_play.",
+}
+
+
+def current_target(target: str) -> str:
+    """``target``, or where its class is now if it names an old ``players.X`` module (with a DeprecationWarning)."""
+    for old, new in MOVED_TARGETS.items():
+        if target.startswith(old):
+            moved = new + target[len(old):]
+            warnings.warn(f"`_target_: {target}` is deprecated: the class is now `{moved}`.", DeprecationWarning,
+                          stacklevel=2)
+            return moved
+    return target
+
+
+def player_factory(name: str, player_cfg: DictConfig) -> tuple[Callable[..., Any] | ExternalCompetitor, int | None]:
+    """A factory that makes a fresh player for one game, and the player's own games-in-flight limit."""
+    if "_target_" not in player_cfg:
+        raise ConfigError(f"Player '{name}' has no `_target_` (the Player class to use), e.g. `_target_: pokebench.players.random_bot.RandomBot`.")
+    try:
+        cls = get_class(current_target(player_cfg._target_))
+    except Exception as err:
+        raise ConfigError(f"Player '{name}': cannot load class '{player_cfg._target_}' ({err}). "
+                          "Check `_target_` in its conf/player/*.yaml.") from None
+    kwargs = OmegaConf.to_container(player_cfg, resolve=True)
+    assert isinstance(kwargs, dict)
+    kwargs.pop("_target_")
+    bad = set(kwargs) & ARENA_KWARGS
+    if bad:
+        raise ConfigError(f"Player '{name}' sets {sorted(bad)}, which the arena sets for every player; remove them.")
+    unknown = [k for k in kwargs if k not in _keyword_options(cls)]
+    if unknown:
+        raise ConfigError(f"Player '{name}' ({cls.__name__}) takes no option(s) {unknown}; check its conf/player/*.yaml.")
+    preflight = getattr(cls, "preflight", None)
+    if callable(preflight):
+        try:
+            preflight(**kwargs)
+        except (ValueError, OSError, RuntimeError) as err:
+            raise ConfigError(f"Player '{name}': {err}") from None
+    if issubclass(cls, ExternalCompetitor):
+        competitor = cls(**kwargs)
+        return competitor, competitor.max_in_flight
+    limit = kwargs.get("max_in_flight") or (kwargs.get("model") or {}).get("max_in_flight")
+    return functools.partial(with_bench_hooks(cls), **kwargs), (int(limit) if limit else None)
+
+
+def _keyword_options(cls: type) -> set[str]:
+    """The keyword arguments a Player class takes; a `**kwargs` is taken to forward to poke-env's Player."""
+    params = inspect.signature(cls.__init__).parameters.values()
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"self"}
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        names |= _keyword_options(Player)
+    return names
+
+
+def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
+    """Check the whole config and list the run's games, before anything is played."""
+    check_keys(cfg)
+    pairs = _positive_int(cfg, "pairs")
+    _positive_int(cfg, "concurrency")
+    _positive_int(cfg, "turn_limit")
+    if not cfg.players:
+        raise ConfigError("The run has no players. Choose a run with `+run=NAME` (runs: " + ", ".join(available_runs()) + ").")
+    names = list(cfg.players)
+    try:
+        matchups = expand_matchups(names, OmegaConf.to_object(cfg.matchups) if OmegaConf.is_config(cfg.matchups) else cfg.matchups)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    if not matchups:
+        raise ConfigError("The run has no matchups: it needs at least two players.")
+    factories, limits, problems = {}, {}, []
+    for name in names:  # check every player, so that one run says everything that is missing at once
+        try:
+            factories[name], limit = player_factory(name, cfg.players[name])
+        except ConfigError as err:
+            problems.append(str(err))
+            continue
+        if limit:
+            limits[name] = limit
+    if problems:
+        raise ConfigError("\n".join(problems))
+    specs = build_schedule(run_name, str(cfg.seed_text), pairs, matchups)
+    shard = parse_shard(cfg.shard)
+    if shard is not None:  # whole mirror pairs go to one shard, so each store holds complete bootstrap units
+        specs = [s for s in specs if s.pair % shard[1] == shard[0]]
+    fingerprint = {
+        "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
+        "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
+    }
+    return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups], fingerprint, shard)
+
+
+def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
+    if cfg.server.port is None:
+        sims = cfg.server.sim_processes or os.cpu_count() or 1
+        return LocalShowdown(sim_processes=int(sims), log_path=log_path)
+    return RemoteShowdown(cfg.server.host, int(cfg.server.port), os.environ.get("POKEBENCH_ADMIN_TOKEN"))
+
+
+class Progress:
+    """A tqdm bar: games done of total, wins so far per player, rate and time left."""
+
+    def __init__(self, total: int, done: int, name: str) -> None:
+        self.bar = tqdm(total=total, initial=done, desc=name, unit="game", dynamic_ncols=True)
+        self.wins: Counter[str] = Counter()
+        self.errors = 0
+
+    def add(self, outcome: GameResult | HarnessError) -> None:
+        if isinstance(outcome, GameResult):
+            winner = outcome.record["winner"]
+            self.wins[getattr(outcome.spec, winner) if winner in ("p1", "p2") else "ties"] += 1
+            self.bar.update(1)
+        else:
+            self.errors += 1
+        parts = [f"{k} {v}" for k, v in self.wins.most_common()]
+        if self.errors:
+            parts.append(f"harness errors {self.errors}")
+        self.bar.set_postfix_str(" · ".join(parts), refresh=True)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str]) -> tuple[int, int]:
+    """Play the planned games not in `done`; return (games played, harness errors)."""
+    missing = [s for s in plan.specs if s.game_id not in done]
+    arena = Arena(server, plan.factories, cfg.format, cfg.turn_limit, cfg.concurrency,
+                  per_player_limits=plan.per_player_limits, stall_timeout=float(cfg.stall_timeout),
+                  matchup_order=plan.matchup_order, work_root=store.path.parent / "players")
+    progress = Progress(len(plan.specs), len(plan.specs) - len(missing), plan.name)
+    played = errors = 0
+    try:
+        async for outcome in arena.play(missing):
+            if isinstance(outcome, GameResult):
+                store.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
+                played += 1
+            else:
+                store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail)
+                log.warning("Harness error in %s: %s (%s)", outcome.spec.game_id, outcome.cause, outcome.detail)
+                errors += 1
+            progress.add(outcome)
+    finally:
+        progress.close()
+        for factory in plan.factories.values():
+            if isinstance(factory, ExternalCompetitor):
+                await factory.shutdown()
+    return played, errors
+
+
+def done_in_run(run_dir: Path) -> set[str]:
+    """The games that any store of the run (whole or shard) holds: none is ever played twice."""
+    done: set[str] = set()
+    for path in run_stores(run_dir):
+        with RunStore.open_existing(path) as other:
+            done |= other.done_game_ids()
+    return done
+
+
+def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
+    """Play a whole run (or one shard); returns the number of its planned games still missing (0 when complete)."""
+    plan = plan_run(cfg, run_name)
+    run_dir = runs_dir / run_name
+    planned = {s.game_id for s in plan.specs}
+    with RunStore(store_path(run_dir, plan.shard)) as store:
+        store.bind_config(plan.fingerprint, run_name)
+        done = done_in_run(run_dir)
+        if planned - done:
+            log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
+            with _server(cfg, run_dir / log_name) as server:
+                asyncio.run(play_missing(plan, cfg, store, server, done))
+    return len(planned - done_in_run(run_dir))

@@ -1,0 +1,139 @@
+"""What every PokéBench competitor gets on top of a poke-env ``Player``.
+
+:class:`BenchHooks` is mixed in front of any ``Player`` subclass (the arena does it
+for user bots that do not inherit from :class:`BenchPlayer`). It gives
+
+- ``self.rng``: a ``random.Random`` seeded from the game's seeds and the side, so a
+  bot's own randomness repeats exactly; and for synchronous ``choose_move``
+  implementations that use the module-level ``random`` (poke-env's baselines do),
+  the global generator is swapped for the game's own state around each call;
+- refusal counting: every ``|error|[Invalid choice]`` / ``[Unavailable choice]``
+  from the simulator is counted and kept in ``self.last_choice_error`` (poke-env
+  0.16.1 counts nothing, and then now and then sends Showdown's default move:
+  ``DEFAULT_CHOICE_CHANCE = 0`` turns that off, so the bot chooses again);
+- failure capture: an exception in ``choose_move`` is kept in ``self.failure`` and
+  reported to the arena at once, instead of being swallowed while the battle
+  stalls (``begin_game`` wraps the instance's own ``choose_move``, so this holds
+  whatever the order of the base classes);
+- an activity clock (``last_activity``, ``thinking``) for the arena's stall watchdog;
+- poke-env's tera blind spot fixed (see :mod:`pokebench.player.poke_env_fixes`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, List
+
+from poke_env.battle import AbstractBattle
+from poke_env.player import Player
+from poke_env.player.battle_order import BattleOrder
+
+from pokebench.player import poke_env_fixes
+
+poke_env_fixes.apply()
+
+
+@dataclass
+class GameContext:
+    """What a player knows about the game it is about to play (set by the arena)."""
+
+    game_id: str
+    side: str  # "p1" or "p2"
+    battle_seed: str
+    team_seed: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: A folder of this player's own in the run (made on demand by the player), for state that
+    #: must travel with the run: logs, notes. None when the game is played outside a run.
+    work_dir: Path | None = None
+
+
+class BenchHooks:
+    """Mixin for poke-env ``Player`` subclasses; see the module docstring."""
+
+    DEFAULT_CHOICE_CHANCE = 0.0
+    #: Set by begin_game; None until the arena gives the player a game.
+    game: GameContext | None = None
+    failure: BaseException | None = None
+
+    def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
+        """Reset the per-game state before the arena starts a game."""
+        self.game = context
+        self.rng = random.Random(f"{context.battle_seed}|{context.team_seed}|{context.side}")
+        self._global_random_state = random.Random(self.rng.random()).getstate()
+        self.refusals = 0
+        self.choice_errors: List[str] = []
+        self.last_choice_error: str | None = None
+        self.failure = None
+        self._on_failure = on_failure
+        self.last_activity = time.monotonic()
+        self.thinking = False
+        self.decisions = 0
+        self._own_choose_move = type(self).choose_move.__get__(self, type(self))  # type: ignore[attr-defined]
+        self.choose_move = self._guarded_choose_move  # type: ignore[method-assign]
+
+    # ---- poke-env overrides ------------------------------------------------------------------
+
+    async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:  # type: ignore[override]
+        self.last_activity = time.monotonic()
+        for message in split_messages[1:]:
+            if len(message) > 2 and message[1] == "error" and message[2].startswith(("[Invalid choice]", "[Unavailable choice]")):
+                self.refusals += 1
+                self.last_choice_error = message[2]
+                self.choice_errors.append(message[2])
+        await super()._handle_battle_message(split_messages)  # type: ignore[misc]
+
+    # ---- the guarded choose_move ---------------------------------------------------------------
+    # Installed on the instance by begin_game, so that it wraps the subclass's own choose_move
+    # whatever the order of the bases (a bot's choose_move comes before the mixin in the MRO).
+
+    def _guarded_choose_move(self, battle: AbstractBattle) -> BattleOrder | Awaitable[BattleOrder]:
+        self.decisions += 1
+        saved = random.getstate()
+        random.setstate(self._global_random_state)
+        try:
+            choice = self._own_choose_move(battle)
+        except Exception as err:
+            self._fail(err)
+            return self.choose_default_move()  # type: ignore[attr-defined]
+        finally:
+            self._global_random_state = random.getstate()
+            random.setstate(saved)
+        if inspect.isawaitable(choice):
+            return self._await_choice(choice)
+        return choice
+
+    async def _await_choice(self, choice: Awaitable[BattleOrder]) -> BattleOrder:
+        self.thinking = True
+        try:
+            return await choice
+        except Exception as err:
+            self._fail(err)
+            return self.choose_default_move()  # type: ignore[attr-defined]
+        finally:
+            self.thinking = False
+            self.last_activity = time.monotonic()
+
+    def _fail(self, err: BaseException) -> None:
+        if self.failure is None:
+            self.failure = err
+            if self._on_failure is not None:
+                self._on_failure(err)
+
+
+class BenchPlayer(BenchHooks, Player):
+    """Base class for PokéBench bots: a poke-env ``Player`` with :class:`BenchHooks`.
+
+    Subclass it and implement ``choose_move(self, battle)`` (plain or ``async``); use
+    ``self.rng`` for any randomness so that runs repeat exactly.
+    """
+
+
+def with_bench_hooks(player_class: type[Player]) -> type[Player]:
+    """`player_class` itself if it already has the hooks, else a subclass that has them."""
+    if issubclass(player_class, BenchHooks):
+        return player_class
+    return type(player_class.__name__, (BenchHooks, player_class), {"__module__": player_class.__module__})

@@ -1,0 +1,10 @@
+"""The one exception that tells the arena a game failed through no fault of the competitors' play."""
+
+
+class HarnessFault(Exception):
+    """Something outside the game's play broke: a program that exited or went silent, a lost connection.
+
+    The arena voids the game and records it as a harness error (played again on the next round or
+    start; never a loss). Raise it (or a subclass) from a seat or an external competitor. Any other
+    exception is a bug, and is not hidden as a harness error.
+    """

@@ -1,0 +1,155 @@
+"""A seat is one side of one game: a logged-in Showdown user that will play it.
+
+The arena only talks to seats. :class:`PokeEnvSeat` wraps a fresh poke-env player
+(with PokéBench's hooks); an :class:`ExternalCompetitor` (a program of its own, such
+as Foul Play) hands out seats backed by its processes. A run's player config names
+either kind with ``_target_``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, Callable
+
+from poke_env import AccountConfiguration, ServerConfiguration
+from poke_env.concurrency import POKE_LOOP
+from poke_env.player import Player
+
+from pokebench.player.bench_player import GameContext
+from pokebench.showdown.server import ServerAddress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pokebench.play.schedule import GameSpec
+
+
+async def in_poke_loop(coro: Any, timeout: float | None = None) -> Any:
+    """Run a coroutine on poke-env's own event loop (where its players live) and await it here."""
+    future = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, POKE_LOOP))
+    return await asyncio.wait_for(future, timeout)
+
+
+def showdown_username(player: str, matchup_index: int, spec: GameSpec) -> str:
+    """A Showdown name (at most 18 characters) unique among the games that can run at once, and
+    the same for the same game in every run of a config (it is part of the input log)."""
+    slug = re.sub(r"[^a-z0-9]", "", player.lower())[:7] or "player"
+    return f"{slug}{matchup_index:02d}{spec.pair:05d}{'ab'[spec.game - 1]}{'12'[spec.p1 != player]}"
+
+
+class Seat(ABC):
+    """What the arena needs from one side of one game."""
+
+    username: str
+    can_challenge: bool = True
+
+    @abstractmethod
+    def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None: ...
+
+    @abstractmethod
+    async def ready(self) -> None:
+        """Return once the user is logged in (the server confirmed it)."""
+
+    async def challenge(self, opponent: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} only accepts challenges")
+
+    @abstractmethod
+    async def accept(self, opponent: str) -> None:
+        """Accept the opponent's challenge; may return when the battle is over."""
+
+    @abstractmethod
+    async def close(self, healthy: bool) -> None:
+        """The game is over (or voided, `healthy` False): release the seat."""
+
+    @property
+    @abstractmethod
+    def idle_since(self) -> float:
+        """time.monotonic() of the seat's last sign of life."""
+
+    @property
+    def thinking(self) -> bool:
+        return False
+
+    @property
+    def failure(self) -> BaseException | None:
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+    def decisions(self) -> list[dict[str, Any]]:
+        return []
+
+
+class PokeEnvSeat(Seat):
+    """A fresh poke-env player (PokéBench hooks mixed in) for exactly one game."""
+
+    def __init__(self, factory: Callable[..., Player], username: str, address: ServerAddress, battle_format: str) -> None:
+        self.username = username
+        self.player = factory(
+            account_configuration=AccountConfiguration(username, None),
+            server_configuration=ServerConfiguration(address.websocket_url, "http://127.0.0.1:9/unused"),
+            battle_format=battle_format,
+            max_concurrent_battles=1,
+            start_timer_on_battle_start=False,
+            log_level=logging.CRITICAL,
+        )
+
+    def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None:
+        self.player.begin_game(context, on_failure)
+
+    async def ready(self) -> None:
+        await in_poke_loop(self.player.ps_client.wait_for_login(wait_for=30), timeout=35)
+
+    async def challenge(self, opponent: str) -> None:
+        await self.player.send_challenges(opponent, 1)
+
+    async def accept(self, opponent: str) -> None:
+        await self.player.accept_challenges(opponent, 1)
+
+    async def close(self, healthy: bool) -> None:
+        try:
+            await in_poke_loop(self.player.ps_client.stop_listening(), timeout=5)
+        except Exception:  # already closed by the server
+            pass
+
+    @property
+    def idle_since(self) -> float:
+        return self.player.last_activity
+
+    @property
+    def thinking(self) -> bool:
+        return self.player.thinking
+
+    @property
+    def failure(self) -> BaseException | None:
+        return self.player.failure
+
+    def summary(self) -> dict[str, Any]:
+        p = self.player
+        return {"class": type(p).__name__, "decisions": p.decisions, "refusals": p.refusals,
+                "choice_errors": p.choice_errors, **getattr(p, "game_summary", lambda: {})()}
+
+    def decisions(self) -> list[dict[str, Any]]:
+        return list(getattr(self.player, "decision_log", []))
+
+
+class ExternalCompetitor(ABC):
+    """A competitor that runs as its own program (e.g. Foul Play) and only accepts challenges.
+
+    One instance serves a whole run; the arena asks it for a seat per game and closes
+    the seat when the game is over. ``max_in_flight`` bounds its games at once.
+    """
+
+    max_in_flight: int = 1
+
+    @classmethod
+    def preflight(cls, **options: Any) -> None:
+        """Raise a ValueError naming what to install or set, before any game is played."""
+
+    @abstractmethod
+    async def seat(self, address: ServerAddress, spec: GameSpec, side: str) -> Seat: ...
+
+    async def shutdown(self) -> None:
+        """Stop every process of the competitor (the run is over)."""

@@ -1,0 +1,200 @@
+"""The LLM player: a model behind an OpenAI-compatible API plays the battle, one conversation per game.
+
+Per decision (method §2) it appends one user message (the first message of
+:mod:`pokebench.text.prompt`, or a later one with only the new events), awaits the
+model's answer, and reads its last ``ACTION:`` and ``REASON:`` lines. An answer
+that names no legal action gets an error message and the model answers again;
+after 3 such answers the harness picks a legal action at random (``self.rng``) and
+counts a random pick. When the simulator refuses a choice, Showdown's error message
+is the next user message and the model chooses again. Earlier messages never change.
+
+Every answer is one entry of ``self.decision_log`` (tokens, cost, latency, the raw
+answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
+sums them for the game's record. An API that stays down raises from ``choose_move``:
+the game becomes a harness error and is played again when the run is resumed.
+
+Many games run at once: each game has its own player (its own conversation), and
+``choose_move`` runs on poke-env's event loop thread (``POKE_LOOP``), where the
+players of all games share one ``AsyncOpenAI`` connection pool per endpoint
+(:func:`pokebench.llm.client._shared_client`). The arena's ``max_in_flight`` of the
+model config bounds its games at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List
+
+from poke_env.battle import AbstractBattle
+from poke_env.player.battle_order import BattleOrder
+
+from pokebench.text import prompt
+from pokebench.text.battle_text import BattleText
+from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.llm.client import ChatClient, Completion, ModelConfig, cost_usd
+
+#: Answers that name no legal action before the harness picks one at random (method §2).
+MAX_INVALID_ANSWERS = 3
+#: Refusals of one decision after which the listed legal actions must be wrong: a harness error, not a loop.
+MAX_REFUSALS_PER_DECISION = 5
+#: Protocol lines the conversation never shows as events (the request is the state; errors get their own message).
+_HIDDEN_COMMANDS = {"request", "error"}
+_TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+
+
+class LLMPlayer(BenchPlayer):
+    """A model plays: ``model`` is a model config (``conf/model/*.yaml``) as a plain dict."""
+
+    def __init__(self, model: dict[str, Any], name: str | None = None, **poke_env_kwargs: Any) -> None:
+        self.model_config = ModelConfig.from_dict(model)
+        self.config_name = name
+        self._client: ChatClient | None = None
+        self._reset_conversation()
+        super().__init__(**poke_env_kwargs)
+
+    @classmethod
+    def preflight(cls, model: dict[str, Any], name: str | None = None, **_other: Any) -> None:
+        """Before any game: the config is valid, the API key's variable is set, and the endpoint accepts connections."""
+        config = ModelConfig.from_dict(model)
+        config.api_key()
+        config.check_reachable()
+
+    # ---- per-game state ---------------------------------------------------------------------
+    def _reset_conversation(self) -> None:
+        self.messages: list[dict[str, str]] = [{"role": "system", "content": prompt.SYSTEM_PROMPT}]
+        self.decision_log: list[dict[str, Any]] = []
+        self._raw_lines: list[str] = []
+        self._fed = 0
+        self._text: BattleText | None = None
+        self._errors_seen = 0
+        self._last_sent: dict[str, Any] | None = None
+        self._decision_index = 0
+        self._refusals_in_decision = 0
+
+    def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
+        super().begin_game(context, on_failure)
+        self._reset_conversation()
+
+    @property
+    def player_name(self) -> str:
+        """The competitor's name in the run: from the game context, the ``name`` option, or the model."""
+        extra = self.game.extra if self.game is not None else {}
+        return extra.get("player") or self.config_name or self.model_config.name
+
+    def _side(self, default: str | None) -> str | None:
+        return self.game.side if self.game is not None else default
+
+    # ---- what the player receives -----------------------------------------------------------
+    async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:  # type: ignore[override]
+        for message in split_messages[1:]:
+            if len(message) > 1 and message[1] not in _HIDDEN_COMMANDS:
+                self._raw_lines.append("|".join(message))
+        await super()._handle_battle_message(split_messages)
+
+    def _new_events(self, battle: AbstractBattle) -> list[str]:
+        if self._text is None:
+            self._text = BattleText(battle.player_role or self._side("p1"))
+        pending, self._fed = self._raw_lines[self._fed:], len(self._raw_lines)
+        return self._text.feed(pending)
+
+    # ---- deciding ---------------------------------------------------------------------------
+    async def choose_move(self, battle: AbstractBattle) -> BattleOrder:  # type: ignore[override]
+        # The hooks (pokebench.player.bench_player) count the call, time it and turn an exception into a harness error.
+        if self.failure is not None:  # the game is being voided: no more API calls
+            return self.choose_default_move()
+        return await self._decide(battle)
+
+    def _new_refusal(self) -> str | None:
+        errors = self.choice_errors
+        if len(errors) > self._errors_seen:
+            self._errors_seen = len(errors)
+            return errors[-1]
+        return None
+
+    async def _decide(self, battle: AbstractBattle) -> BattleOrder:
+        if self._client is None:
+            self._client = ChatClient(self.model_config)
+        events = self._new_events(battle)
+        actions = prompt.legal_actions(battle)
+        if not actions:
+            return self.choose_default_move()
+        refusal = self._new_refusal()
+        self._refusals_in_decision = self._refusals_in_decision + 1 if refusal is not None else 0
+        if self._refusals_in_decision >= MAX_REFUSALS_PER_DECISION:
+            raise RuntimeError(f"Showdown refused {self._refusals_in_decision} choices of one decision (last: "
+                               f"{refusal}); the legal actions the harness lists must be wrong")
+        if refusal is not None and self._last_sent is not None:
+            self._last_sent["refusal"] = True
+            self._last_sent["refusal_error"] = refusal
+            message = prompt.refusal_message(refusal, self._last_sent.get("action"), actions, events)
+        elif len(self.messages) == 1:
+            message = prompt.first_message(battle, events)
+        else:
+            message = prompt.later_message(battle, events)
+        if refusal is None:
+            self._decision_index += 1
+        reask = refusal is not None
+        invalid = 0
+        while True:
+            self.messages.append({"role": "user", "content": message})
+            completion = await self._client.complete(self.messages)
+            answer = completion.text or ""
+            # an empty assistant message is refused by some APIs; the log keeps the answer as it came
+            self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})
+            parsed = prompt.parse_answer(answer)
+            index, problem = prompt.match_action(parsed.action, actions)
+            entry = self._entry(battle, completion, parsed, reask)
+            if index is None:
+                invalid += 1
+                entry["invalid"] = problem
+                if invalid >= MAX_INVALID_ANSWERS:
+                    index = self.rng.randrange(len(actions))
+                    entry["random_pick"] = True
+            if index is not None:
+                chosen = actions[index]
+                entry["action"] = chosen.text
+                self.decision_log.append(entry)
+                self._last_sent = entry
+                return self.create_order(chosen.target, terastallize=chosen.terastallize)
+            self.decision_log.append(entry)
+            message = prompt.reask_message(problem)
+            reask = True
+
+    def _entry(self, battle: AbstractBattle, completion: Completion, parsed: prompt.ParsedAnswer,
+               reask: bool) -> dict[str, Any]:
+        usage = completion.usage
+        return {
+            "side": battle.player_role or self._side(None),
+            "player": self.player_name, "model": self.model_config.model,
+            "reasoning": self.model_config.reasoning, "turn": battle.turn, "decision": self._decision_index,
+            "input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens,
+            "output_tokens": usage.output_tokens, "reasoning_tokens": usage.reasoning_tokens,
+            "cost_usd": cost_usd(usage, self.model_config.prices),
+            "latency_s": round(completion.latency_s, 4), "elapsed_s": round(completion.elapsed_s, 4),
+            "attempts": completion.attempts, "retries": completion.retries,
+            "finish_reason": completion.finish_reason,
+            "raw": self._client.redact(completion.text) if (self._client and completion.text) else completion.text,
+            "action": None, "reason": parsed.reason, "reask": reask, "invalid": None,
+            "refusal": False, "random_pick": False,
+        }
+
+    # ---- the game's totals --------------------------------------------------------------------
+    def game_summary(self) -> dict[str, Any]:
+        log = self.decision_log
+
+        def total(key: str) -> int | float | None:
+            values = [d[key] for d in log if d.get(key) is not None]
+            return round(sum(values), 10) if values else None
+
+        return {
+            "model": self.model_config.model, "reasoning": self.model_config.reasoning,
+            "prompt_version": prompt.PROMPT_VERSION, "decisions": self.decisions, "answers": len(log),
+            "llm_decisions": len({d["decision"] for d in log}),
+            "reasks": sum(1 for d in log if d["reask"]),
+            "invalid_answers": sum(1 for d in log if d["invalid"]),
+            "random_picks": sum(1 for d in log if d["random_pick"]),
+            "refused_answers": sum(1 for d in log if d["refusal"]),
+            "answers_without_usage": sum(1 for d in log if d["cost_usd"] is None),
+            "api_retries": sum(len(d["retries"]) for d in log),
+            "cost_usd": total("cost_usd"), **{key: total(key) for key in _TOKEN_KEYS},
+            "latency_s": total("latency_s"),
+        }

@@ -1,0 +1,133 @@
+"""The harness's own connection to the Showdown server: registers seeded games and receives their records.
+
+It speaks to PokéBench's server plugin (showdown-server/plugin/pokebench.js) with
+`/pokebench <verb> <token> ...` commands; the plugin answers with `|pokebench|...`
+lines and sends each finished game's record to this connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from pokebench.showdown.server import ServerAddress
+
+
+class AdminError(RuntimeError):
+    """The server refused or did not answer a harness command."""
+
+
+class AdminClient:
+    """One logged-in harness connection. Use ``async with AdminClient(address) as admin``."""
+
+    def __init__(self, address: ServerAddress, timeout: float = 10.0) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.username = f"pbharness{secrets.token_hex(4)}"
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._logged_in = asyncio.Event()
+        self._replies: dict[tuple[str, str], asyncio.Future[str]] = {}
+        self._records: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.closed = asyncio.Event()
+
+    async def __aenter__(self) -> "AdminClient":
+        self._ws = await asyncio.wait_for(connect(self.address.websocket_url, max_size=None), self.timeout)
+        self._reader = asyncio.create_task(self._read())
+        await asyncio.wait_for(self._logged_in.wait(), self.timeout)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        if self._ws is not None:
+            await self._ws.close()
+
+    async def _send(self, text: str) -> None:
+        assert self._ws is not None
+        await self._ws.send(f"|{text}")
+
+    async def _read(self) -> None:
+        assert self._ws is not None
+        try:
+            async for message in self._ws:
+                for line in str(message).split("\n"):
+                    await self._handle(line)
+        except Exception:  # connection lost: every waiter learns it below
+            pass
+        finally:
+            self.closed.set()
+            error = AdminError("the connection to the Showdown server was lost")
+            for future in [*self._replies.values(), *self._records.values()]:
+                if not future.done():
+                    future.set_exception(error)
+
+    async def _handle(self, line: str) -> None:
+        if line.startswith("|challstr|"):
+            await self._send(f"/trn {self.username},0,")
+        elif line.startswith("|updateuser|"):
+            name, logged_in = line.split("|")[2:4]
+            if name.strip().lstrip(" ").lower().startswith(self.username) and logged_in == "1":
+                self._logged_in.set()
+        elif line.startswith("|nametaken|"):
+            self.username = f"pbharness{secrets.token_hex(4)}"
+            await self._send(f"/trn {self.username},0,")
+        elif line.startswith("|pokebench|"):
+            _, _, kind, payload = line.split("|", 3)
+            if kind == "record":
+                record = json.loads(payload)
+                future = self._records.pop(record["game_id"], None)
+                if future is not None and not future.done():
+                    future.set_result(record)
+            elif kind in ("refused", "error"):
+                for future in self._replies.values():
+                    if not future.done():
+                        future.set_exception(AdminError(f"the server refused a harness command: {payload}"))
+                self._replies.clear()
+            else:
+                future = self._replies.pop((kind, "" if kind == "pong" else payload), None)
+                if future is not None and not future.done():
+                    future.set_result(payload)
+
+    async def _command(self, verb: str, argument: str, expect: tuple[str, str]) -> str:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._replies[expect] = future
+        await self._send(f"/pokebench {verb} {self.address.admin_token} {argument}")
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        finally:
+            self._replies.pop(expect, None)
+
+    async def ping(self) -> str:
+        """The server's Showdown version, if it runs PokéBench's plugin and accepts our token."""
+        return await self._command("ping", "", ("pong", ""))
+
+    def expect_record(self, game_id: str) -> asyncio.Future[dict[str, Any]]:
+        """A future that gets the record of `game_id` when its battle ends."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._records[game_id] = future
+        return future
+
+    def forget_record(self, game_id: str) -> None:
+        future = self._records.pop(game_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+
+    async def register(self, registration: dict[str, Any]) -> None:
+        """Register the seeds and side order of the next battle between two users."""
+        await self._command("register", json.dumps(registration), ("registered", registration["game_id"]))
+
+    async def void(self, game_id: str) -> None:
+        """End a registered game as a tie and drop its record (a harness error)."""
+        self.forget_record(game_id)
+        await self._command("void", game_id, ("voided", game_id))
+
+
+async def ping(address: ServerAddress, timeout: float = 5.0) -> str:
+    """Connect, log in and ping the plugin; raise if the server is not a PokéBench server."""
+    async with AdminClient(address, timeout=timeout) as admin:
+        return await admin.ping()

@@ -1,0 +1,39 @@
+"""Small helpers every stage uses: UTC timestamps and atomic file writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+__all__ = ["utc_now", "atomic_write_text"]
+
+
+def utc_now() -> str:
+    """The current time in UTC, ISO 8601 with milliseconds and a ``Z``: ``2026-12-01T07:23:22.123Z``.
+
+    The one timestamp format of PokéBench's records (``started_at``, ``ended_at``, ``created_at``).
+    """
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the whole old file or the whole new one, never half.
+
+    A temporary file of its own beside it (concurrent writers never share one), flushed and
+    fsynced, then ``os.replace``; the temporary file is removed if anything fails.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
