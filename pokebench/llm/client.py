@@ -217,6 +217,8 @@ class Completion:
     retries: list[dict[str, Any]]
     finish_reason: str | None = None
     response_id: str | None = None
+    #: The tool calls of the answer, as ``{"id", "name", "arguments"}`` (arguments: the JSON text as sent).
+    tool_calls: list[dict[str, str]] = field(default_factory=list)
 
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], openai.AsyncOpenAI]]" = (
@@ -270,8 +272,11 @@ class ChatClient:
         wait = min(self.config.backoff_max, self.config.backoff_base * 2 ** (attempt - 1))
         return wait * (0.75 + 0.25 * self._jitter.random())
 
-    async def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
-        """One answer to the conversation `messages`; raises :class:`LLMAPIError` when the API stays down."""
+    async def complete(self, messages: Sequence[Mapping[str, Any]],
+                       tools: Sequence[Mapping[str, Any]] | None = None) -> Completion:
+        """One answer to the conversation `messages` (with `tools` offered: OpenAI's function tools);
+        raises :class:`LLMAPIError` when the API stays down."""
+        extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
         client = _shared_client(self.config.base_url, self._key, self.config.timeout)
         retries: list[dict[str, Any]] = []
         start = time.monotonic()
@@ -279,7 +284,7 @@ class ChatClient:
             sent = time.monotonic()
             try:
                 response = await client.chat.completions.create(
-                    model=self.config.model, messages=list(messages), **self._params)  # type: ignore[arg-type]
+                    model=self.config.model, messages=list(messages), **self._params, **extra)  # type: ignore[arg-type]
             except openai.APIStatusError as err:
                 cause = f"HTTP {err.status_code}"
                 detail = self.redact(str(err.message))[:500]
@@ -293,11 +298,14 @@ class ChatClient:
                 cause, detail, wait = "connection", self.redact(repr(err.__cause__ or err))[:300], self._backoff(attempt)
             else:
                 choice = response.choices[0] if response.choices else None
+                calls = (getattr(choice.message, "tool_calls", None) or []) if choice is not None else []
                 return Completion(
                     text=choice.message.content if choice is not None else None,
                     usage=Usage.from_api(response.usage), latency_s=time.monotonic() - sent,
                     elapsed_s=time.monotonic() - start, attempts=attempt, retries=retries,
-                    finish_reason=getattr(choice, "finish_reason", None), response_id=response.id)
+                    finish_reason=getattr(choice, "finish_reason", None), response_id=response.id,
+                    tool_calls=[{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or ""}
+                                for c in calls if getattr(c, "function", None) is not None])
             retries.append({"attempt": attempt, "cause": cause, "detail": detail,
                              "wait_s": round(wait, 3) if attempt < self.config.max_attempts else 0.0})
             if attempt < self.config.max_attempts:

@@ -44,6 +44,8 @@ class Reply:
     usage: dict[str, Any] | str | None = AUTO  # AUTO, an explicit usage object, or None to leave it out
     reasoning_tokens: int = 0
     error: str | None = None  # the error message of a non-200 reply
+    #: Tool calls of the answer: ``{"name": ..., "arguments": {...}}`` each (ids are made up).
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -58,6 +60,11 @@ class ChatRequest:
     @property
     def messages(self) -> list[dict[str, Any]]:
         return list(self.body.get("messages", []))
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The function tools the request offers (OpenAI's ``tools``)."""
+        return list(self.body.get("tools") or [])
 
     @property
     def last_user_message(self) -> str:
@@ -171,7 +178,8 @@ class LocalOpenAI:
             return reply.status, reply.headers, error, reply.delay
         prompt_tokens, cached = self._cached_tokens(request.messages)
         if reply.usage == AUTO:
-            completion = estimate_tokens(reply.text or "") + reply.reasoning_tokens
+            completion = (estimate_tokens(reply.text or "") + reply.reasoning_tokens
+                          + sum(estimate_tokens(json.dumps(c)) for c in reply.tool_calls))
             usage: dict[str, Any] | None = {
                 "prompt_tokens": prompt_tokens, "completion_tokens": completion,
                 "total_tokens": prompt_tokens + completion,
@@ -180,11 +188,17 @@ class LocalOpenAI:
             }
         else:
             usage = reply.usage  # type: ignore[assignment]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{request.index}_{n}", "type": "function",
+                 "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}
+                for n, call in enumerate(reply.tool_calls)]
         response: dict[str, Any] = {
             "id": f"chatcmpl-local-{request.index}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", self.model),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
-                         "finish_reason": "stop", "logprobs": None}],
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if reply.tool_calls else "stop", "logprobs": None}],
         }
         if usage is not None:
             response["usage"] = usage

@@ -10,7 +10,15 @@ is the next user message and the model chooses again. Earlier messages never cha
 
 Every answer is one entry of ``self.decision_log`` (tokens, cost, latency, the raw
 answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
-sums them for the game's record. An API that stays down raises from ``choose_move``:
+sums them for the game's record.
+
+Extension points for players built on this one (the Continual Harness player uses them):
+:meth:`first_message_prefix` (text in front of a game's first user message; the system
+prompt never changes), :meth:`entry_extra` (fields added to every entry),
+:meth:`record_call` (another API call of the game, such as a consultation: its entry has a
+``kind``, its cost counts in the game's cost but not as a decision), :meth:`ask` (how one
+answer is obtained: override to handle tool calls) and :meth:`summary_extra` (fields added to
+the game's summary). An API that stays down raises from ``choose_move``:
 the game becomes a harness error and is played again when the run is resumed.
 
 Many games run at once: each game has its own player (its own conversation), and
@@ -127,7 +135,7 @@ class LLMPlayer(BenchPlayer):
             self._last_sent["refusal_error"] = refusal
             message = prompt.refusal_message(refusal, self._last_sent.get("action"), actions, events)
         elif len(self.messages) == 1:
-            message = prompt.first_message(battle, events)
+            message = self.first_message_prefix(battle) + prompt.first_message(battle, events)
         else:
             message = prompt.later_message(battle, events)
         if refusal is None:
@@ -136,7 +144,7 @@ class LLMPlayer(BenchPlayer):
         invalid = 0
         while True:
             self.messages.append({"role": "user", "content": message})
-            completion = await self._client.complete(self.messages)
+            completion = await self.ask(battle)
             answer = completion.text or ""
             # an empty assistant message is refused by some APIs; the log keeps the answer as it came
             self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})
@@ -159,6 +167,48 @@ class LLMPlayer(BenchPlayer):
             message = prompt.reask_message(problem)
             reask = True
 
+    # ---- extension points -------------------------------------------------------------------
+    def first_message_prefix(self, battle: AbstractBattle) -> str:
+        """Text put in front of the first user message of a game (default: none)."""
+        return ""
+
+    def entry_extra(self) -> dict[str, Any]:
+        """Fields added to every entry of the decision log (default: none)."""
+        return {}
+
+    def summary_extra(self) -> dict[str, Any]:
+        """Fields added to the game's summary (default: none)."""
+        return {}
+
+    async def ask(self, battle: AbstractBattle) -> Completion:
+        """One answer to the conversation so far (``self.messages``, whose last message is the user's)."""
+        assert self._client is not None
+        return await self._client.complete(self.messages)
+
+    def call_entry(self, kind: str, battle: AbstractBattle, completion: Completion | None,
+                   **fields: Any) -> dict[str, Any]:
+        """An entry for an API call that is not an answer of the player (``kind``: "consult", ...)."""
+        usage = completion.usage if completion is not None else None
+        text = completion.text if completion is not None else None
+        return {
+            "kind": kind, "side": battle.player_role or self._side(None), "player": self.player_name,
+            "model": self.model_config.model, "reasoning": self.model_config.reasoning, "turn": battle.turn,
+            "decision": self._decision_index, **{key: getattr(usage, key, None) for key in _TOKEN_KEYS},
+            "cost_usd": cost_usd(usage, self.model_config.prices) if usage is not None else None,
+            "latency_s": round(completion.latency_s, 4) if completion else None,
+            "elapsed_s": round(completion.elapsed_s, 4) if completion else None,
+            "attempts": completion.attempts if completion else None,
+            "retries": completion.retries if completion else [],
+            "finish_reason": completion.finish_reason if completion else None,
+            "raw": self._client.redact(text) if (self._client and text) else text,
+            "action": None, "reason": None, "reask": False, "invalid": None, "refusal": False,
+            "random_pick": False, **self.entry_extra(), **fields,
+        }
+
+    def record_call(self, entry: dict[str, Any]) -> None:
+        """Keep another API call of this game in the decision log (stored and priced with the game)."""
+        self.decision_log.append(entry)
+
     def _entry(self, battle: AbstractBattle, completion: Completion, parsed: prompt.ParsedAnswer,
                reask: bool) -> dict[str, Any]:
         usage = completion.usage
@@ -174,16 +224,21 @@ class LLMPlayer(BenchPlayer):
             "finish_reason": completion.finish_reason,
             "raw": self._client.redact(completion.text) if (self._client and completion.text) else completion.text,
             "action": None, "reason": parsed.reason, "reask": reask, "invalid": None,
-            "refusal": False, "random_pick": False,
+            "refusal": False, "random_pick": False, **self.entry_extra(),
         }
 
     # ---- the game's totals --------------------------------------------------------------------
     def game_summary(self) -> dict[str, Any]:
-        log = self.decision_log
+        """The game's figures: answers are counted over the player's answers only; tokens and cost over
+        every API call of the game (other calls, such as consultations, also on their own)."""
+        log = [d for d in self.decision_log if d.get("kind") is None]
+        calls = self.decision_log
 
-        def total(key: str) -> int | float | None:
-            values = [d[key] for d in log if d.get(key) is not None]
+        def total(key: str, entries: list[dict[str, Any]] | None = None) -> int | float | None:
+            values = [d[key] for d in (calls if entries is None else entries) if d.get(key) is not None]
             return round(sum(values), 10) if values else None
+
+        others = [d for d in calls if d.get("kind") is not None]
 
         return {
             "model": self.model_config.model, "reasoning": self.model_config.reasoning,
@@ -193,8 +248,10 @@ class LLMPlayer(BenchPlayer):
             "invalid_answers": sum(1 for d in log if d["invalid"]),
             "random_picks": sum(1 for d in log if d["random_pick"]),
             "refused_answers": sum(1 for d in log if d["refusal"]),
-            "answers_without_usage": sum(1 for d in log if d["cost_usd"] is None),
-            "api_retries": sum(len(d["retries"]) for d in log),
+            "answers_without_usage": sum(1 for d in calls if d["cost_usd"] is None),
+            "api_retries": sum(len(d["retries"]) for d in calls),
             "cost_usd": total("cost_usd"), **{key: total(key) for key in _TOKEN_KEYS},
-            "latency_s": total("latency_s"),
+            "latency_s": total("latency_s", log),
+            **({"other_calls": len(others), "other_calls_cost_usd": total("cost_usd", others)} if others else {}),
+            **self.summary_extra(),
         }
