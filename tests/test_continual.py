@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 from hydra import compose, initialize_config_dir
 
-from conftest import REPO_DIR, play, results
+from support.games import REPO_DIR, SYSTEM_PROMPT_SHA256, play, results
 from pokebench.players.continual.player import REFINER_MARKER, ContinualHarnessPlayer, harness_block, parse_edits
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.players.continual import state as continual_state
@@ -27,7 +27,6 @@ from pokebench.paths import conf_dir
 from pokebench.play.runner import plan_run
 from pokebench.play.schedule import build_schedule
 from pokebench.results.store import RunStore
-from test_llm_units import SYSTEM_PROMPT_SHA256
 
 PRICES = {"input": 3.0, "cached_input": 0.3, "output": 15.0}
 RUN = "continual-test"
@@ -114,7 +113,7 @@ def test_game_2_starts_from_the_harness_refined_after_game_1(showdown, api, tmp_
     decisions = [r for r in api.requests if not is_refiner(r)]
     assert len(decisions) == len(p1.decision_log) + len(p2.decision_log) - 1
     for request in decisions:
-        assert request.messages[0] == {"role": "system", "content": prompt.SYSTEM_PROMPT}
+        assert request.messages[0] == {"role": "system", "content": prompt.system_prompt()}
         assert hashlib.sha256(request.messages[0]["content"].encode()).hexdigest() == SYSTEM_PROMPT_SHA256
     [refine] = refiner_calls
     assert api.requests.index(refine) == len(p1.decision_log)  # after game 1, before game 2's first decision

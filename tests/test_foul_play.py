@@ -1,5 +1,5 @@
 """Foul Play as an external program: installation checks, the launcher, the set table, and the
-adapter's lifecycle on the real server with a stand-in process (tests/foul_play_standin.py).
+adapter's lifecycle on the real server with a stand-in process (tests/support/foul_play_standin.py).
 
 The tests that need the real Foul Play run only where FOULPLAY_DIR (and FOULPLAY_PYTHON) name
 an installation that passes the adapter's preflight; elsewhere they are skipped with its message.
@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 import websockets
 
-from conftest import BOTS, REPO_DIR
+from support.games import BOTS, REPO_DIR
 from pokebench.play.arena import Arena, GameResult, HarnessError
 from pokebench.play.schedule import build_schedule
 from pokebench.players.foul_play.adapter import FoulPlay, check_engine, find_installation
 from pokebench.players.foul_play.launcher import LOGIN_URL
 from pokebench.players.foul_play.sets import ensure_sets, generate
 
-STANDIN = Path(__file__).with_name("foul_play_standin.py")
+STANDIN = Path(__file__).parent / "support" / "foul_play_standin.py"
 LAUNCHER = REPO_DIR / "pokebench" / "players" / "foul_play" / "launcher.py"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO_DIR, play, results
+from support.games import REPO_DIR, play, results
 from pokebench.players.llm import LLMPlayer
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.text import prompt
@@ -82,7 +82,7 @@ def test_a_whole_game_is_one_growing_conversation_in_the_methods_format(showdown
 
     # the system prompt, byte for byte, in every request; the conversation only grows by appending
     for before, after in zip(requests, requests[1:]):
-        assert after.messages[0] == {"role": "system", "content": prompt.SYSTEM_PROMPT}
+        assert after.messages[0] == {"role": "system", "content": prompt.system_prompt()}
         assert after.messages[:len(before.messages)] == before.messages
         assert after.messages[len(before.messages)]["role"] == "assistant"
         assert len(after.messages) == len(before.messages) + 2

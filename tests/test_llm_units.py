@@ -18,10 +18,9 @@ from pokebench.text import prompt
 from pokebench.llm.client import (ChatClient, LLMAPIError, MissingAPIKey, ModelConfig, ModelConfigError, Prices,
                                   Usage, cost_usd, retry_after_seconds)
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy, legal_actions_in
+from support.games import SYSTEM_PROMPT_SHA256
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
-#: SHA-256 of the system prompt (version 3) as printed in the method, section 2.
-SYSTEM_PROMPT_SHA256 = "b79b2c37eac63b5df4db2f58e646f4bcb80fa9179c15c3590a6ef96d14caf31c"
 
 # The method's two sample messages (section 3), for the structure checks below.
 SAMPLE_FIRST = """BATTLE LOG
@@ -101,7 +100,7 @@ def check_structure(text: str, headers: list[str]) -> list[str]:
 
 
 def test_system_prompt_is_version_3_byte_for_byte():
-    text = prompt.SYSTEM_PROMPT
+    text = prompt.system_prompt()
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == SYSTEM_PROMPT_SHA256
     assert prompt.PROMPT_VERSION == 3
     assert text.startswith("You are a player in a Pokémon battle on Pokémon Showdown.")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_DIR
+from support.games import REPO_DIR
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.results.store import RunStore
 
@@ -126,7 +126,7 @@ def test_a_player_crash_is_a_recorded_harness_error_and_the_game_is_played_again
     marker = tmp_path / "crashed"
     env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}", CRASH_MARKER=str(marker))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false", "name=crash",
-            "+players.crashy._target_=crashing_bots.CrashOnceBot", "matchups=[[crashy,random]]"]
+            "+players.crashy._target_=support.crashing_bots.CrashOnceBot", "matchups=[[crashy,random]]"]
     first = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 1 and "start the same command again" in first.stderr
     crashed_game = marker.read_text()

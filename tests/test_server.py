@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BOTS, play, results
+from support.games import BOTS, play, results
 from pokebench.play.arena import HarnessError
 from pokebench.player.bench_player import BenchPlayer
 from pokebench.play.schedule import build_schedule, derive_seed, pair_seeds

@@ -68,7 +68,7 @@ class LLMPlayer(BenchPlayer):
 
     # ---- per-game state ---------------------------------------------------------------------
     def _reset_conversation(self) -> None:
-        self.messages: list[dict[str, str]] = [{"role": "system", "content": prompt.SYSTEM_PROMPT}]
+        self.messages: list[dict[str, str]] = [{"role": "system", "content": prompt.system_prompt()}]
         self.decision_log: list[dict[str, Any]] = []
         self._raw_lines: list[str] = []
         self._fed = 0

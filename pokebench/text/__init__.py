@@ -1,6 +1,6 @@
 """What a player reads: the battle log in Showdown's words, the v3 prompt, and how answers are parsed."""
 
 from pokebench.text.battle_text import BattleText, BattleTextError, render_battle
-from pokebench.text.prompt import SYSTEM_PROMPT, first_message, later_message, reask_message, refusal_message, parse_answer, ParsedAnswer, LegalAction, legal_actions
+from pokebench.text.prompt import system_prompt, first_message, later_message, reask_message, refusal_message, parse_answer, ParsedAnswer, LegalAction, legal_actions
 
-__all__ = ["BattleText", "BattleTextError", "render_battle", "SYSTEM_PROMPT", "first_message", "later_message", "reask_message", "refusal_message", "parse_answer", "ParsedAnswer", "LegalAction", "legal_actions"]
+__all__ = ["BattleText", "BattleTextError", "render_battle", "system_prompt", "first_message", "later_message", "reask_message", "refusal_message", "parse_answer", "ParsedAnswer", "LegalAction", "legal_actions"]

@@ -1,6 +1,6 @@
 """What an LLM player sees, and how its answers are read: prompt version 3 (method §2-§3).
 
-One game is one conversation: the system prompt (:data:`SYSTEM_PROMPT`, byte for
+One game is one conversation: the system prompt (:func:`system_prompt`, byte for
 byte the text of the method), a first message (:func:`first_message`: the battle
 log so far, the whole own team, what has been seen of the opponent, the field and
 the numbered legal actions), then one short message per later decision
@@ -20,6 +20,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Iterable, Sequence
 
 from poke_env.battle import AbstractBattle, Move, Pokemon
@@ -31,26 +32,12 @@ log = logging.getLogger(__name__)
 
 PROMPT_VERSION = 3
 
-SYSTEM_PROMPT = """\
-You are a player in a Pokémon battle on Pokémon Showdown. The format is [Gen 9] Random Battle, singles.
 
-THE RULES
-- Each player has a team of 6 Pokémon. The game chose each Pokémon at random, with its level, moves, ability, item and Tera type. Weaker Pokémon get higher levels.
-- Each side has one active Pokémon at a time.
-- Each turn, both players choose an action at the same time. An action is one move of the active Pokémon, or a switch to a Pokémon on the bench.
-- One time in the battle, you can Terastallize your active Pokémon when it uses a move. Its type then changes to its Tera type until the battle ends.
-- When a Pokémon faints, its player sends in a Pokémon from the bench.
-- You win when all Pokémon of the opponent have fainted.
-- Showdown's standard clauses apply. For example, Sleep Clause: you cannot make a second Pokémon of the opponent fall asleep.
-- You do not see the team of the opponent. You see only what the opponent showed in this battle.
+@functools.cache
+def system_prompt(version: int = PROMPT_VERSION) -> str:
+    """The system prompt of prompt ``version``, byte for byte the method's (``prompts/system-v<N>.txt``)."""
+    return (resources.files("pokebench.text") / "prompts" / f"system-v{version}.txt").read_text(encoding="utf-8")
 
-YOUR TASK
-You get one message per decision. The first message gives the battle so far, your whole team, what you have seen of the opponent, and a numbered list of your legal actions. Each later message gives the new events, the state now and your legal actions. Choose the action that gives you the best chance to win the battle.
-
-ANSWER FORMAT
-Think as much as you need in your private thinking. Then answer with only these two lines, and no other text:
-ACTION: <the number of one legal action, or its text exactly as listed>
-REASON: <one short sentence that tells why>"""
 
 CLOSING_LINE = "Choose one action. Answer with only the ACTION line and the REASON line."
 

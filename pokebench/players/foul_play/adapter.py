@@ -29,7 +29,7 @@ the arena plays and records its games like every other game.
   ``search_time_ms: 100`` gives about 0.2 s).
 
 ``command`` replaces the launcher and Foul Play by another program that takes Foul Play's
-arguments and logs like it (the tests' stand-in, tests/foul_play_standin.py); it is the only
+arguments and logs like it (the tests' stand-in, tests/support/foul_play_standin.py); it is the only
 test seam.
 """
 
