@@ -1,0 +1,63 @@
+"""PokéBench installed as a user would: a wheel in a fresh virtualenv, run from an empty folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from support.games import REPO_DIR
+
+
+def test_every_subpackage_is_in_the_wheels_package_list() -> None:
+    listed = set(tomllib.loads((REPO_DIR / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO_DIR).parts) for p in (REPO_DIR / "pokebench").rglob("__init__.py")}
+    assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_an_old_players_target_still_loads_with_a_deprecation_warning() -> None:
+    from pokebench.play.runner import current_target
+
+    with pytest.warns(DeprecationWarning, match="pokebench.players.random_bot.RandomBot"):
+        assert current_target("players.random_bot.RandomBot") == "pokebench.players.random_bot.RandomBot"
+    assert current_target("players.example_bot.HighestPowerBot") == "players.example_bot.HighestPowerBot"
+
+
+@pytest.mark.slow
+def test_the_wheel_installed_outside_the_checkout_plays_and_publishes_a_run(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO_DIR)],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = wheels.glob("pokebench-*.whl")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    bin_dir = env_dir / "bin"
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)], check=True,
+                   capture_output=True, timeout=600)
+    home, work = tmp_path / "home", tmp_path / "empty"
+    work.mkdir()
+    # No PYTHONPATH, no checkout on the path: only what the wheel installed.
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env.update(POKEBENCH_HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env['PATH']}")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done
+
+    where = run("python", "-c", "import pokebench, pokebench.paths as p; print(pokebench.__file__, p.checkout_dir())")
+    assert str(REPO_DIR) not in where.stdout and where.stdout.split()[1] == "None"
+    assert "ready" in run("pokebench-server", "install").stdout
+    assert (home / "showdown-server" / "generated" / "battle-text.json").is_file()
+    run("pokebench", "+run=bots-smoke", "pairs=1")
+    games = pd.read_csv(work / "data" / "site" / "bots-smoke" / "games.csv")
+    assert len(games) == 6 and (work / "data" / "site" / "bots-smoke" / "index.html").is_file()
+    run("pokebench-publish", "bots-smoke", "--out", str(work / "site-again"))
+    assert (work / "site-again" / "ratings.csv").is_file()
+    assert "usage" in run("pokebench-replay", "--help").stdout.lower()
