@@ -207,7 +207,7 @@ def _newton(W, N, prior_sd: float, r0=None, tol: float = 1e-10, max_iter: int = 
 def _check_connected(N: np.ndarray, players: list[str]) -> None:
     k, label = connected_components(sparse.csr_matrix(N > 0), directed=False)
     if k > 1:
-        groups = "; ".join("{" + ", ".join(p for p, l in zip(players, label) if l == c) + "}"
+        groups = "; ".join("{" + ", ".join(p for p, group in zip(players, label) if group == c) + "}"
                            for c in range(k))
         raise RatingsError(f"players form {k} groups that never met each other: {groups}. "
                            "Ratings across these groups are not comparable.")

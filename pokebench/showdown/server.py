@@ -20,7 +20,6 @@ import functools
 import asyncio
 import json
 import os
-import re
 import secrets
 import shutil
 import signal

@@ -26,10 +26,9 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from pokebench.site.plots import plot_cost, plot_h2h, plot_ratings, save_svg
+from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 
 if TYPE_CHECKING:  # pragma: no cover
-    from matplotlib.axes import Axes
 
     from pokebench.results.publish import Results, RunData
 
