@@ -3,7 +3,7 @@
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
-from pokebench.player.bench_player import BenchPlayer
+from pokebench.player import BenchPlayer
 
 
 class HighestPowerBot(BenchPlayer):

@@ -61,3 +61,28 @@ def test_the_wheel_installed_outside_the_checkout_plays_and_publishes_a_run(tmp_
     run("pokebench-publish", "bots-smoke", "--out", str(work / "site-again"))
     assert (work / "site-again" / "ratings.csv").is_file()
     assert "usage" in run("pokebench-replay", "--help").stdout.lower()
+
+
+def test_a_user_bot_and_run_outside_the_repository_play_with_config_dir(tmp_path: Path) -> None:
+    """docs/extending.md: configs in a folder of the user's own, a bot module on PYTHONPATH."""
+    (tmp_path / "my_bots.py").write_text(
+        "from pokebench.player import BenchPlayer\n\n\n"
+        "class FirstMoveBot(BenchPlayer):\n"
+        "    def choose_move(self, battle):\n"
+        "        if battle.available_moves:\n"
+        "            return self.create_order(battle.available_moves[0])\n"
+        "        return self.choose_random_move(battle)\n")
+    conf = tmp_path / "myconf"
+    (conf / "player").mkdir(parents=True)
+    (conf / "run").mkdir()
+    (conf / "player" / "first_move.yaml").write_text("_target_: my_bots.FirstMoveBot\n")
+    (conf / "run" / "my-run.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - /player@players.first: first_move\n"
+        "  - /player@players.max-damage: max_damage\npairs: 1\nmatchups: all\n")
+    env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{tmp_path}")
+    done = subprocess.run([sys.executable, "-m", "pokebench", "--config-dir", str(conf), "+run=my-run",
+                           "server.sim_processes=1"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    games = pd.read_csv(tmp_path / "data" / "site" / "my-run" / "games.csv")
+    assert len(games) == 2 and set(games["p1"]) == {"first", "max-damage"}
