@@ -12,7 +12,8 @@ import pytest
 
 from pokebench.showdown.node import export_generated
 from pokebench.text import battle_text
-from pokebench.text.battle_text import PLACEHOLDER, BattleText, format_percentage, load_templates, main, render_battle
+from pokebench.cli.replay import main
+from pokebench.text.battle_text import PLACEHOLDER, BattleText, format_percentage, load_templates, render_battle
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 SHOWDOWN_PKG = REPO_DIR / "showdown-server" / "node_modules" / "pokemon-showdown"

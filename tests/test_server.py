@@ -15,7 +15,8 @@ import pytest
 from support.games import BOTS, play, results
 from pokebench.play.arena import HarnessError
 from pokebench.player.bench_player import BenchPlayer
-from pokebench.play.schedule import build_schedule, derive_seed, pair_seeds
+from pokebench.play.schedule import build_schedule
+from pokebench.seeds import derive_seed, pair_seeds
 from pokebench.paths import showdown_package_dir
 from pokebench.showdown.node import node_version
 from pokebench.showdown.server import LocalShowdown, ServerAddress, ServerError, check_installation

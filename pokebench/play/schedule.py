@@ -1,4 +1,4 @@
-"""From a run's config to the full list of games: mirror pairs with seeds derived by SHA-256.
+"""From a run's config to the full list of games: mirror pairs with seeds derived by SHA-256 (:mod:`pokebench.seeds`).
 
 Pair k of every matchup gets the same three seeds: a battle seed (every roll of the
 battle) and one team seed per side (Showdown makes each side's random team from that
@@ -8,29 +8,11 @@ there; the teams stay with the side, so each player gets each team once.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Iterable, Sequence
 
-SEED_ROLES = ("battle", "p1team", "p2team")
-
-
-def derive_seed(seed_text: str, pair: int, role: str) -> str:
-    """Showdown PRNG seed for one role of pair `pair`: ``sodium,<first 32 hex digits of SHA-256>``."""
-    digest = hashlib.sha256(f"pokebench|{seed_text}|pair={pair}|{role}".encode()).hexdigest()
-    return f"sodium,{digest[:32]}"
-
-
-@dataclass(frozen=True)
-class PairSeeds:
-    battle_seed: str
-    p1_team_seed: str
-    p2_team_seed: str
-
-
-def pair_seeds(seed_text: str, pair: int) -> PairSeeds:
-    return PairSeeds(*(derive_seed(seed_text, pair, role) for role in SEED_ROLES))
+from pokebench.seeds import pair_seeds
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from poke_env.player import Player
 from poke_env.player.battle_order import BattleOrder
 
 from pokebench.player import poke_env_fixes
+from pokebench.seeds import player_rng
 
 poke_env_fixes.apply()
 
@@ -62,7 +63,7 @@ class BenchHooks:
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Reset the per-game state before the arena starts a game."""
         self.game = context
-        self.rng = random.Random(f"{context.battle_seed}|{context.team_seed}|{context.side}")
+        self.rng = player_rng(context.battle_seed, context.team_seed, context.side)
         self._global_random_state = random.Random(self.rng.random()).getstate()
         self.refusals = 0
         self.choice_errors: List[str] = []

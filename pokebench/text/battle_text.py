@@ -23,11 +23,9 @@ CLI: ``python -m pokebench.cli.replay RUN GAME_ID --side p1`` prints a recorded 
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -657,47 +655,3 @@ class BattleText:
 def render_battle(lines: Iterable[str], perspective: str | None = "p1") -> list[str]:
     """All text lines of a battle, in order, as `perspective` saw it ('p1', 'p2'; None = spectator)."""
     return BattleText(perspective).feed(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m pokebench.cli.replay",
-        description="Print a recorded game's battle log in English as one side saw it (the words a model "
-                    "reads in its prompt), from the run's store RUNS_DIR/RUN/store.sqlite.")
-    parser.add_argument("run", metavar="RUN", help="the run's name (a folder of --runs-dir)")
-    parser.add_argument("game_id", metavar="GAME_ID", help="the game's id (a row of the run's games.csv)")
-    parser.add_argument("--side", choices=("p1", "p2", "spectator"), default="p1",
-                        help="whose view: p1 or p2 (own Pokémon plain, own HP exact, the other side 'the "
-                             "opposing'), or spectator (public lines only, worded from p1's side); default p1")
-    parser.add_argument("--runs-dir", type=Path, default=Path("runs"), help="the folder of the runs (default: runs)")
-    options = parser.parse_args(argv)
-    from pokebench.results.store import RunStore, StoreError
-
-    path = options.runs_dir / options.run / "store.sqlite"
-    try:
-        store = RunStore.open_existing(path)
-    except StoreError:
-        runs = sorted(p.parent.name for p in options.runs_dir.glob("*/store.sqlite"))
-        known = f"Runs in {options.runs_dir}: {', '.join(runs)}." if runs else f"There is no run in {options.runs_dir}."
-        print(f"Unknown run {options.run!r}: there is no {path}. {known}", file=sys.stderr)
-        return 2
-    with store:
-        try:
-            record = store.record(options.game_id)
-        except KeyError:
-            ids = sorted(store.done_game_ids())
-            some = ", ".join(ids[:8]) + (f", ... ({len(ids)} games)" if len(ids) > 8 else "")
-            print(f"Unknown game {options.game_id!r} in run {options.run!r}. "
-                  + (f"Finished games: {some}." if ids else "The run has no finished game yet."), file=sys.stderr)
-            return 2
-    try:
-        text = render_battle(record.get("log") or [], None if options.side == "spectator" else options.side)
-    except BattleTextError as err:
-        print(err, file=sys.stderr)
-        return 1
-    print("\n".join(text))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -30,12 +30,13 @@ import os
 from pathlib import Path
 
 from pokebench import paths
+from pokebench.seeds import FOUL_PLAY_SETS_SEED_TEXT
 from pokebench.showdown.errors import ServerError
 from pokebench.showdown.node import run_script
 from pokebench.showdown.server import check_installation, pinned_version
 #: Teams generated per table: 20,000 teams are 120,000 sets (about 40 s once, cached).
 DEFAULT_TEAMS = 20_000
-SEED_TEXT = "pokebench-foul-play-sets"
+SEED_TEXT = FOUL_PLAY_SETS_SEED_TEXT
 
 def sets_dir() -> Path:
     """The folder of the cached tables."""

@@ -1,0 +1,45 @@
+"""Every seed PokéBench derives, in one place.
+
+- A run's games: pair *k* of a run gets three Showdown PRNG seeds derived with SHA-256 from the run's seed
+  text (:func:`derive_seed`, :func:`pair_seeds`): the battle seed and one team seed per side. They are the same
+  in every matchup of the run.
+- A player's own randomness in one game (:func:`player_rng`): seeded from that game's battle seed, the side's
+  team seed and the side, so a bot that draws random numbers plays the same game again from the same seeds.
+- Foul Play's random-battle set table (``showdown-server/scripts/foul_play_sets.js``): team *i* of the table is
+  generated from ``sodium,<first 32 hex digits of SHA-256("<seed text>:<i>")>``, with the seed text
+  :data:`FOUL_PLAY_SETS_SEED_TEXT`; the script computes it in Node.js.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+__all__ = ["SEED_ROLES", "derive_seed", "PairSeeds", "pair_seeds", "player_rng", "FOUL_PLAY_SETS_SEED_TEXT"]
+
+SEED_ROLES = ("battle", "p1team", "p2team")
+FOUL_PLAY_SETS_SEED_TEXT = "pokebench-foul-play-sets"
+
+
+def derive_seed(seed_text: str, pair: int, role: str) -> str:
+    """Showdown PRNG seed for one role of pair `pair`: ``sodium,<first 32 hex digits of SHA-256>``."""
+    digest = hashlib.sha256(f"pokebench|{seed_text}|pair={pair}|{role}".encode()).hexdigest()
+    return f"sodium,{digest[:32]}"
+
+
+@dataclass(frozen=True)
+class PairSeeds:
+    battle_seed: str
+    p1_team_seed: str
+    p2_team_seed: str
+
+
+def pair_seeds(seed_text: str, pair: int) -> PairSeeds:
+    """The three seeds of pair `pair` (the same in every matchup of the run)."""
+    return PairSeeds(*(derive_seed(seed_text, pair, role) for role in SEED_ROLES))
+
+
+def player_rng(battle_seed: str, team_seed: str, side: str) -> random.Random:
+    """The random number generator a player uses in one game (``BenchPlayer.rng``)."""
+    return random.Random(f"{battle_seed}|{team_seed}|{side}")
