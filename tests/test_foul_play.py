@@ -1,17 +1,21 @@
 """Foul Play as an external program: installation checks, the launcher, the set table, and the
 adapter's lifecycle on the real server with a stand-in process (tests/support/foul_play_standin.py).
 
-The tests that need the real Foul Play run only where FOULPLAY_DIR (and FOULPLAY_PYTHON) name
-an installation that passes the adapter's preflight; elsewhere they are skipped with its message.
+The tests that need the real Foul Play run wherever PokéBench finds an installation that
+passes the adapter's preflight (FOULPLAY_DIR, or .foulplay/foul-play/ of this checkout:
+installation.py); elsewhere (CI) they are skipped with its message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
+import signal
 import stat
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -19,13 +23,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import websockets
 
 from support.games import BOTS, REPO_DIR
 from pokebench.play.arena import Arena, GameResult, HarnessError
 from pokebench.play.schedule import build_schedule
-from pokebench.players.foul_play.adapter import FoulPlay, check_engine, find_installation
+from pokebench.players.random_bot import RandomBot
+from pokebench.players.foul_play.adapter import FoulPlay
+from pokebench.players.foul_play.installation import check_engine, default_checkouts, find_installation
+from pokebench.players.foul_play.installation import main as installation_main
 from pokebench.players.foul_play.launcher import LOGIN_URL
 from pokebench.players.foul_play.sets import ensure_sets, generate
 
@@ -40,18 +48,24 @@ def standin(tmp_path: Path, *flags: str, **options: Any) -> FoulPlay:
 
 
 def play_fp(server: Any, competitor: FoulPlay, pairs: int, opponent: str = "random", concurrency: int = 4,
-            before: Any = None) -> list[GameResult | HarnessError]:
-    """Foul Play against `opponent` through the real arena; outcomes in schedule order; processes stopped after."""
+            before: Any = None, during: Any = None, factories: dict[str, Any] | None = None,
+            ) -> list[GameResult | HarnessError]:
+    """Foul Play against `opponent` through the real arena; outcomes in schedule order; processes stopped after.
+    `before` runs first (what it returns is closed at the end), `during` alongside the games."""
     specs = build_schedule("fp", f"fp-{opponent}", pairs, [("foul-play", opponent)])
 
     async def main() -> list[GameResult | HarnessError]:
         held = await before() if before else None
-        arena = Arena(server, {**BOTS, "foul-play": competitor}, "gen9randombattle", 300, concurrency,
-                      per_player_limits={"foul-play": competitor.max_in_flight},
+        arena = Arena(server, {**BOTS, **(factories or {}), "foul-play": competitor}, "gen9randombattle", 300,
+                      concurrency, per_player_limits={"foul-play": competitor.max_in_flight},
                       matchup_order=[f"foul-play-vs-{opponent}"])
+        side_task = asyncio.create_task(during()) if during else None
         try:
             return [o async for o in arena.play(specs)]
         finally:
+            if side_task is not None:
+                side_task.cancel()
+                await asyncio.gather(side_task, return_exceptions=True)
             await competitor.shutdown()
             if held is not None:
                 await held.close()
@@ -85,21 +99,24 @@ def assert_groups_gone(pids: set[int], timeout: float = 8.0) -> None:
 
 
 def test_a_foul_play_run_without_an_installation_fails_at_once_saying_what_to_install(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("FOULPLAY_DIR", "FOULPLAY_PYTHON")}
+    env = {k: v for k, v in os.environ.items() if k != "FOULPLAY_PYTHON"}
     env["PYTHONPATH"] = str(REPO_DIR)
+    env["FOULPLAY_DIR"] = str(tmp_path / "no-foul-play")  # wins over the default places
     proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-foulplay", "publish=false"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "Player 'foul-play': Foul Play is not installed: set FOULPLAY_DIR" in proc.stderr
-    assert "git clone https://github.com/pmariglia/foul-play" in proc.stderr and "terastallization" in proc.stderr
+    assert f"Player 'foul-play': {tmp_path / 'no-foul-play'} is not a Foul Play checkout" in proc.stderr
+    assert "https://github.com/pmariglia/foul-play" in proc.stderr and "terastallization" in proc.stderr
+    assert str(default_checkouts()[0]) in proc.stderr  # where it would be found without FOULPLAY_DIR
     assert not list(tmp_path.rglob("store.sqlite"))
 
 
-def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch):
+def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("FOULPLAY_DIR", raising=False)
     monkeypatch.delenv("FOULPLAY_PYTHON", raising=False)
-    with pytest.raises(ValueError, match="set FOULPLAY_DIR"):
-        FoulPlay.preflight()
+    nowhere = tmp_path / "default" / "foul-play"
+    with pytest.raises(ValueError, match=f"Foul Play is not installed \\(no checkout at {nowhere}, FOULPLAY_DIR"):
+        find_installation(defaults=[nowhere])
     with pytest.raises(ValueError, match="is not a Foul Play checkout"):
         find_installation(str(tmp_path))
     (tmp_path / "run.py").write_text("")
@@ -107,9 +124,19 @@ def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch)
     with pytest.raises(ValueError, match="Set FOULPLAY_PYTHON"):
         find_installation(str(tmp_path))
     install = find_installation(str(tmp_path), sys.executable)
-    assert install.checkout == tmp_path.resolve() and install.commit.startswith("unknown")
+    assert install.checkout == tmp_path.resolve() and install.commit.startswith("unknown") and not install.pinned
     with pytest.raises(ValueError, match="lacks its requirements .*No module named 'poke_engine'"):
         check_engine(sys.executable)  # PokéBench's Python has no poke_engine
+    # a checkout at a default place, with its .venv, is found without any setting
+    (nowhere / "fp").mkdir(parents=True)
+    (nowhere / "run.py").write_text("")
+    (nowhere / ".venv" / "bin").mkdir(parents=True)
+    (nowhere / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    found = find_installation(defaults=[nowhere])
+    assert found.checkout == nowhere.resolve() and found.python == str(nowhere / ".venv" / "bin" / "python")
+    # the check command says what is wrong, and exits 1
+    assert installation_main(["--checkout", str(nowhere)]) == 1
+    assert "lacks its requirements" in capsys.readouterr().err
 
 
 def fake_engine_python(tmp_path: Path, tera: bool) -> str:
@@ -133,6 +160,15 @@ def test_preflight_refuses_an_engine_built_without_terastallization(tmp_path):
     with pytest.raises(ValueError, match=r"built without terastallization.*--features poke-engine/terastallization"):
         check_engine(fake_engine_python(tmp_path, tera=False))
     check_engine(fake_engine_python(tmp_path, tera=True))
+
+
+def test_the_search_setting_is_the_time_per_decision_split_over_the_positions(tmp_path):
+    """Foul Play searches 2 × --search-time-ms per decision (4 positions at half, or 2 at full)."""
+    assert standin(tmp_path).search_settings()["search_time_ms"] == 100  # the method's 200 ms per move
+    settings = standin(tmp_path, search_ms_per_move=500).search_settings()
+    assert settings["search_ms_per_move"] == 500 and settings["search_time_ms"] == 250
+    with pytest.raises(ValueError, match="search_ms_per_move must be at least 4 ms"):
+        FoulPlay.preflight(command=["x"], search_ms_per_move=3)
 
 
 # ---- our own pieces: set table, launcher ------------------------------------------------------
@@ -197,6 +233,11 @@ def test_games_finish_with_records_and_each_process_plays_one_game_at_a_time(sho
         names.add(side["username"])
         assert result.record[fp_side(result)] == side["username"]
         assert side["decisions"] > 0 and side["decision_ms"]["max"] >= side["decision_ms"]["median"]
+        rows = [d for d in result.decisions if d["player"] == "foul-play"]
+        assert len(rows) == side["decisions"] and {d["side"] for d in rows} == {fp_side(result)}
+        assert all(d["latency_s"] >= 0 and d["action"] == "default" and not d["refusal"] for d in rows)
+        turns = [d["turn"] for d in rows]
+        assert turns == sorted(turns) and turns[-1] > 1
         log_text = Path(side["log"]).read_text()
         assert result.record["roomid"] in log_text and "STANDIN-ERROR" not in log_text
     assert names == {"foulplay1", "foulplay2"}
@@ -237,6 +278,23 @@ def test_a_silent_process_is_detected_killed_and_replaced(showdown, tmp_path):
     assert_groups_gone({silent, competitor.history[1]["pid"]})
 
 
+@pytest.mark.parametrize("state, flag", [("searching", "--stop-searching-once"),
+                                         ("waiting for a request", "--stop-waiting-once")])
+def test_a_frozen_process_is_detected_within_the_decision_timeout_searching_or_waiting(showdown, tmp_path, state, flag):
+    """SIGSTOP before it answers a request (a decision owed) or right after (the next request is never
+    printed): either way its heartbeat stops, and its game is voided well inside the decision time-out."""
+    competitor = standin(tmp_path, flag, str(tmp_path / "stopped"), decision_timeout=8)
+    outcomes = play_fp(showdown, competitor, pairs=1, concurrency=1)
+    errors = [o for o in outcomes if isinstance(o, HarnessError)]
+    assert len(errors) == 1 and sum(isinstance(o, GameResult) for o in outcomes) == 1, outcomes
+    detail = errors[0].detail
+    assert errors[0].cause == "player failed" and f"is frozen: no heartbeat for 4 s while {state}" in detail, detail
+    frozen = competitor.history[0]
+    assert frozen["game_id"] == errors[0].spec.game_id
+    assert competitor.history[1]["pid"] != frozen["pid"]
+    assert_groups_gone({frozen["pid"], competitor.history[1]["pid"]})  # SIGKILL ends a stopped group too
+
+
 def test_a_taken_name_is_retried_with_backoff_under_a_new_name(showdown, tmp_path):
     """Another user holds the name the first process asks for: the server answers |nametaken|."""
     competitor = standin(tmp_path, name_prefix="fpsquat", backoff=0.5)
@@ -260,29 +318,45 @@ def test_a_taken_name_is_retried_with_backoff_under_a_new_name(showdown, tmp_pat
     assert_groups_gone({e["pid"] for e in competitor.history})
 
 
-def test_a_run_uses_foul_play_like_any_player_and_logs_into_the_run_folder(tmp_path):
-    """`python -m pokebench +run=bots-foulplay` with the stand-in in place of the installation."""
+def test_a_run_uses_foul_play_like_any_player_replays_a_frozen_game_and_publishes_its_time_per_decision(tmp_path):
+    """`python -m pokebench +run=bots-foulplay` with the stand-in in place of the installation: its first
+    process freezes (SIGSTOP) while it waits, that game is a harness error, the next start plays it."""
     env = {k: v for k, v in os.environ.items() if k not in ("FOULPLAY_DIR", "FOULPLAY_PYTHON")}
     env["PYTHONPATH"] = str(REPO_DIR)
-    proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-foulplay", "pairs=1", "publish=false",
-                           "matchups=[[foul-play,random]]", f"+players.foul-play.command=[{sys.executable},{STANDIN}]"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    command = [sys.executable, "-m", "pokebench", "+run=bots-foulplay", "pairs=1", "matchups=[[foul-play,random]]",
+               f"+players.foul-play.command=[{sys.executable},{STANDIN},--stop-waiting-once,{tmp_path / 'stopped'}]",
+               "players.foul-play.decision_timeout=8"]
+    first = subprocess.run([*command, "publish=false"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=180)
+    assert first.returncode == 1 and "1 game(s) of run 'bots-foulplay' ended in harness errors" in first.stderr, \
+        first.stderr[-3000:]
+    second = subprocess.run([*command, "anchor=random"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=180)
+    assert second.returncode == 0 and "Not published" not in second.stderr, second.stderr[-3000:]
     from pokebench.results.store import RunStore
 
     with RunStore.open_existing(tmp_path / "runs" / "bots-foulplay" / "store.sqlite") as store:
         players = store.game_players()
+        decisions = store.decisions()
     assert len(players) == 2
     for game_id, sides in players.items():
         side = next(s for s in sides.values() if s["player"] == "foul-play")
-        assert side["class"] == "FoulPlay" and side["search_time_ms"] == 100 and side["decisions"] > 0
-        assert side["log"] == f"runs/bots-foulplay/foulplay/{game_id}.log"
+        assert side["class"] == "FoulPlay" and side["search_ms_per_move"] == 200 and side["search_time_ms"] == 100
+        assert side["decisions"] > 0 and side["commit"] is None  # a `command` is no installation
+        assert side["log"] == f"runs/bots-foulplay/players/foul-play/{game_id}.log"
         assert (tmp_path / side["log"]).stat().st_size > 0
+        mine = decisions[(decisions["game_id"] == game_id) & (decisions["player"] == "foul-play")]
+        assert len(mine) == side["decisions"] and mine["latency_s"].notna().all()
+    ratings = pd.read_csv(tmp_path / "data" / "site" / "bots-foulplay" / "ratings.csv").set_index("player")
+    assert ratings.loc["foul-play", "seconds_per_decision"] == pytest.approx(
+        decisions[decisions["player"] == "foul-play"]["latency_s"].mean())
+    assert pd.isna(ratings.loc["random", "seconds_per_decision"])
 
 
 # ---- the real Foul Play (skipped without an installation) ------------------------------------
 
 
+@functools.cache
 def _installation_problem() -> str | None:
     try:
         FoulPlay.preflight()
@@ -291,16 +365,63 @@ def _installation_problem() -> str | None:
     return None
 
 
-def test_the_real_foul_play_plays_and_records_its_commit_and_time_per_decision(showdown, tmp_path):
+def real_foul_play(tmp_path: Path, **options: Any) -> FoulPlay:
+    """The installation PokéBench finds by default (FOULPLAY_DIR, .foulplay/foul-play/), or a skip saying why."""
     problem = _installation_problem()
     if problem:
         pytest.skip(f"no usable Foul Play installation: {problem}")
-    competitor = FoulPlay(max_in_flight=1, log_dir=str(tmp_path / "foulplay"))
+    return FoulPlay(max_in_flight=1, log_dir=str(tmp_path / "foulplay"), **options)
+
+
+class SlowRandomBot(RandomBot):
+    """Takes 2 s per decision (without blocking poke-env's loop): Foul Play waits for its requests meanwhile."""
+
+    async def choose_move(self, battle):  # type: ignore[override]
+        await asyncio.sleep(2.0)
+        return super().choose_move(battle)
+
+
+@pytest.mark.slow
+def test_the_real_foul_play_plays_and_records_its_commit_engine_search_and_time_per_decision(showdown, tmp_path):
+    competitor = real_foul_play(tmp_path)
     outcomes = play_fp(showdown, competitor, pairs=1, opponent="max-damage", concurrency=2)
     assert all(isinstance(o, GameResult) for o in outcomes), outcomes
     for result in outcomes:
         side = foul_play_side(result)
         assert side["commit"] == competitor.commit and len(side["commit"]) == 40
-        assert side["search_time_ms"] == 100 and side["decisions"] > 0
-        assert 50 < side["decision_ms"]["median"] < 5000
+        assert side["engine"] == "poke-engine 0.0.48"
+        assert side["search_ms_per_move"] == 200 and side["search_time_ms"] == 100 and side["decisions"] > 0
+        rows = [d for d in result.decisions if d["player"] == "foul-play"]
+        assert len(rows) == side["decisions"] and all(d["side"] == fp_side(result) for d in rows)
+        assert all(re.fullmatch(r"(move \S+( terastallize)?|switch \d)", d["action"]) for d in rows), rows
+        # the measured time includes the search: 4 × 50 ms or 2 × 100 ms, one after the other
+        assert statistics.median(d["latency_s"] for d in rows) >= 0.2
+        assert result.record["roomid"] in Path(side["log"]).read_text()
+    assert_groups_gone({e["pid"] for e in competitor.history})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", ["searching", "waiting for a request"])
+def test_the_real_foul_play_frozen_searching_or_waiting_is_detected_within_the_decision_timeout(
+        showdown, tmp_path, state):
+    """SIGSTOP the real Foul Play while it owes a decision, or while it waits for a slow opponent's move."""
+    competitor = real_foul_play(tmp_path, decision_timeout=10)
+    stopped: list[int] = []
+
+    async def freeze() -> None:
+        while True:
+            process = competitor.slots[0].process
+            if process is not None and process.battle_started.is_set() and len(process.decisions) >= 2:
+                if (process.owed_since is not None) == (state == "searching"):
+                    os.kill(process.pid, signal.SIGSTOP)
+                    stopped.append(process.pid)
+                    return
+            await asyncio.sleep(0.01)
+
+    outcomes = play_fp(showdown, competitor, pairs=1, opponent="slow-random", concurrency=1, during=freeze,
+                       factories={"slow-random": SlowRandomBot})
+    errors = [o for o in outcomes if isinstance(o, HarnessError)]
+    assert len(errors) == 1 and sum(isinstance(o, GameResult) for o in outcomes) == 1, outcomes
+    assert f"is frozen: no heartbeat for 5 s while {state}" in errors[0].detail, errors[0].detail
+    assert competitor.history[0]["pid"] == stopped[0] and competitor.history[0]["game_id"] == errors[0].spec.game_id
     assert_groups_gone({e["pid"] for e in competitor.history})

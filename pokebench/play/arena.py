@@ -163,6 +163,7 @@ class Arena:
         failure = asyncio.Event()
         loop = asyncio.get_running_loop()
         healthy = False
+        battle_tasks: list[asyncio.Future[None]] = []
         try:
             for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
                 seats[side] = await self._make_seat(name, spec, side, conn.address)
@@ -182,7 +183,7 @@ class Arena:
                 "battle_seed": spec.battle_seed, "p1_team_seed": spec.p1_team_seed,
                 "p2_team_seed": spec.p2_team_seed, "turn_limit": self.turn_limit,
             })
-            battle_tasks = [
+            battle_tasks += [
                 asyncio.ensure_future(seats[acceptor].accept(seats[challenger].username)),
                 asyncio.ensure_future(seats[challenger].challenge(seats[acceptor].username)),
             ]
@@ -201,6 +202,9 @@ class Arena:
             return HarnessError(spec, "harness connection failed", repr(err))
         finally:
             conn.admin.forget_record(spec.game_id)
+            for task in battle_tasks:  # a voided game's challenge/accept may still be pending
+                task.cancel()
+            await asyncio.gather(*battle_tasks, return_exceptions=True)
             await asyncio.gather(*(seat.close(healthy) for seat in seats.values()), return_exceptions=True)
 
     async def _wait_for_end(self, record_future: asyncio.Future[dict[str, Any]], failure: asyncio.Event,

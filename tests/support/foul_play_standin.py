@@ -12,9 +12,14 @@ Like Foul Play's search pool it starts a worker process that inherits the websoc
 lives until PokéBench's process is gone: killing only the main process leaves the worker
 holding the connection.
 
+It beats the launcher's heartbeat (launcher.start_heartbeat), as the real Foul Play does
+when it runs through the launcher.
+
 Faults, for the tests:
   --crash-once FILE    exit with code 3 at the game's third request, if FILE does not exist (creates it)
   --silent-once FILE   at the game's third request, answer nothing more (connected, alive), likewise once
+  --stop-searching-once FILE   at the game's third request, SIGSTOP itself before answering, likewise once
+  --stop-waiting-once FILE     at the game's third request, answer, then SIGSTOP itself, likewise once
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ import asyncio
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 
 import websockets
+
+from pokebench.players.foul_play.launcher import start_heartbeat
 
 log = logging.getLogger("standin")
 
@@ -41,6 +49,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--log-level", default="DEBUG")
     parser.add_argument("--crash-once", type=Path)
     parser.add_argument("--silent-once", type=Path)
+    parser.add_argument("--stop-searching-once", type=Path)
+    parser.add_argument("--stop-waiting-once", type=Path)
     parser.add_argument("--login-delay", type=float, default=0.3, help="Foul Play sleeps 3 s after /trn")
     args, _ = parser.parse_known_args()  # --search-time-ms and the rest: Foul Play's, ignored
     return args
@@ -132,10 +142,17 @@ class StandIn:
                 if requests_seen == 3 and fault_now(self.args.silent_once):
                     log.info("stand-in goes silent (test fault)")
                     await asyncio.Event().wait()
+                if requests_seen == 3 and fault_now(self.args.stop_searching_once):
+                    log.info("stand-in stops itself before it answers (test fault)")
+                    os.kill(os.getpid(), signal.SIGSTOP)
                 await self.send(tag, f"/choose default|{request.get('rqid', '')}")
+                if requests_seen == 3 and fault_now(self.args.stop_waiting_once):
+                    log.info("stand-in stops itself after it answered (test fault)")
+                    os.kill(os.getpid(), signal.SIGSTOP)
 
 
 async def main() -> None:
+    start_heartbeat()
     args = parse_args()
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(levelname)-8s %(message)s"))

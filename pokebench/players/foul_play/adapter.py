@@ -1,32 +1,39 @@
 """Foul Play (pmariglia/foul-play, GPL-3.0) as a reference opponent, run as its own program.
 
-Foul Play is not part of PokéBench: the user installs it (README, "Foul Play"), and
-this adapter starts it from that installation, logged in to our local server in its
-``accept_challenge`` mode. A run uses it like any other player (conf/player/foul_play.yaml);
-the arena plays and records its games like every other game.
+Foul Play is not part of PokéBench: the user installs it (README, "Foul Play";
+installation.py says where PokéBench looks), and this adapter starts it from that
+installation, logged in to our local server in its ``accept_challenge`` mode. A run uses it
+like any other player (conf/player/foul_play.yaml); the arena plays and records its games
+like every other game.
 
-* Installation: options ``checkout`` and ``python``, by default ``$FOULPLAY_DIR`` and
-  ``$FOULPLAY_PYTHON`` (or the checkout's ``.venv``). :meth:`FoulPlay.preflight` refuses a
-  missing checkout, missing requirements, and a poke-engine built without
-  terastallization (the default build plays gen 4 rules and never terastallizes); it makes
-  the random-battle set table from the pinned server (sets.py).
-* Foul Play runs through our launcher (launcher.py), which answers its
-  login-server request and its set download locally, in its own process.
+* Installation: :func:`~pokebench.players.foul_play.installation.find_installation`.
+  :meth:`FoulPlay.preflight` refuses a missing checkout, missing requirements, and a
+  poke-engine built without terastallization; it makes the random-battle set table from
+  the pinned server (sets.py). Another commit than the method's plays, with a warning.
+* Foul Play runs through our launcher (launcher.py), which answers its login-server
+  request and its set download locally, in its own process, and beats a heartbeat.
+* Search: ``search_ms_per_move`` (the method's "200 ms per move") is Foul Play's search
+  time per decision. Foul Play's own ``--search-time-ms`` is per sampled position, and at
+  25c976f each decision searches 4 positions at half that time early in a game and 2 at
+  the full time later (see :data:`POSITIONS_TIME`), one after the other: so
+  ``--search-time-ms`` is ``search_ms_per_move / 2`` (recorded as ``search_time_ms``).
 * One battle at a time per process: ``max_in_flight`` processes under different names
   (default: one per core, less one for the server and the other players). A process takes
   a game only once it waits for a challenge (see process.py).
-* Failures: a process that exits, or owes a decision for ``decision_timeout`` seconds, or
-  does not start the battle within ``accept_timeout``, fails its game at once (the arena
-  voids it: a harness error, never a result). After a voided game the process group is
+* Failures: a process that exits, owes a decision for ``decision_timeout`` seconds, stops
+  beating its heartbeat (frozen: searching or waiting for a request) for
+  ``min(decision_timeout / 2, 15)`` seconds, or does not start the battle within
+  ``accept_timeout``, fails its game at once (the arena voids it: a harness error, never a
+  result, played again at the next start). After a voided game the process group is
   killed; the next game starts a fresh process. A ``|nametaken|`` at login is retried with
   a new name after an exponential backoff.
 * Logs: Foul Play's output per game in ``<log_dir>/<game_id>.log`` (search dumps dropped,
   capped), and per process name in ``<log_dir>/<name>.log`` until its first game. The
-  default ``log_dir`` is the run's folder: ``runs/<run>/foulplay/`` (the run's name comes
-  with each game; the process also runs in that folder).
-* The summary of each game records the Foul Play commit, ``search_time_ms`` and the
-  measured seconds per decision (a decision searches two sampled positions in turn, so
-  ``search_time_ms: 100`` gives about 0.2 s).
+  default ``log_dir`` is the player's folder in the run (``GameContext.work_dir``); outside
+  a run, a temporary folder.
+* Figures: one decision row per choice (turn, ``latency_s`` from the request to the choice,
+  the choice), published like every player's time per decision; the summary of each game
+  records the Foul Play commit, the poke-engine version and the search settings.
 
 ``command`` replaces the launcher and Foul Play by another program that takes Foul Play's
 arguments and logs like it (the tests' stand-in, tests/support/foul_play_standin.py); it is the only
@@ -39,7 +46,7 @@ import asyncio
 import logging
 import os
 import statistics
-import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,91 +57,34 @@ from pokebench.player.faults import HarnessFault
 from pokebench.play.schedule import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
 from pokebench.showdown.server import ServerAddress
+from pokebench.players.foul_play.installation import (PINNED_COMMIT, check_engine, engine_version,
+                                                       find_installation)
 from pokebench.players.foul_play.process import FoulPlayProcess, LogSink
 from pokebench.players.foul_play.sets import DEFAULT_TEAMS, ensure_sets
 
 log = logging.getLogger(__name__)
 
-PINNED_COMMIT = "6c467c08"
 LAUNCHER = Path(__file__).with_name("launcher.py")
-ENGINE_FLAGS = '--config-settings="build-args=--features poke-engine/terastallization --no-default-features"'
-REBUILD = ("pip uninstall -y poke-engine && pip install -v --force-reinstall --no-cache-dir poke-engine==0.0.48 "
-           + ENGINE_FLAGS)
-INSTALL = (f"Install it (README, section Foul Play): git clone https://github.com/pmariglia/foul-play && cd foul-play "
-           f"&& git checkout {PINNED_COMMIT} && python3 -m venv .venv && .venv/bin/pip install -r requirements.txt "
-           f"(Rust is needed to build poke-engine 0.0.48; requirements.txt passes {ENGINE_FLAGS}). Then "
-           "export FOULPLAY_DIR=/path/to/foul-play FOULPLAY_PYTHON=/path/to/foul-play/.venv/bin/python.")
-
-# Run with the user's Python: can the engine terastallize? (0.0.48's Python API)
-_ENGINE_CHECK = r"""
-import sys
-try:
-    import requests, websockets
-    from poke_engine import Move, Pokemon, Side, State, monte_carlo_tree_search
-except ImportError as err:
-    print("missing", err)
-    sys.exit(3)
-def mon():
-    return Pokemon(id="pikachu", level=50, types=("electric", "typeless"), hp=100, maxhp=100,
-                   tera_type="water", moves=[Move(id="tackle", pp=32)])
-result = monte_carlo_tree_search(State(side_one=Side(pokemon=[mon()]), side_two=Side(pokemon=[mon()])), duration_ms=20)
-print("tera" if any(o.move_choice.endswith("-tera") for o in result.side_one) else "no-tera")
-"""
+#: Foul Play (25c976f, random battles, no battle timer, one search process) searches each
+#: decision for 2 × its --search-time-ms: early in a game (at most 3 of the opponent's
+#: Pokémon seen, the active one's moves unknown) 4 sampled positions at half the time
+#: each, later 2 positions at the full time (fp/modes/random_battle.py, search_params),
+#: one after the other.
+POSITIONS_TIME = 2
 
 
 class FoulPlayError(HarnessFault):
-    """Foul Play failed (exited, went silent, could not log in): a harness fault, so the arena
-    records the game as a harness error and carries on."""
+    """Foul Play failed (exited, froze, went silent, could not log in): a harness fault, so the
+    arena records the game as a harness error and carries on."""
 
 
-@dataclass(frozen=True)
-class Installation:
-    checkout: Path
-    python: str
-    commit: str
-
-
-def find_installation(checkout: str | None = None, python: str | None = None) -> Installation:
-    """The user's Foul Play, from the options or the environment; a ValueError says what to install."""
-    checkout = checkout or os.environ.get("FOULPLAY_DIR")
-    if not checkout:
-        raise ValueError("Foul Play is not installed: set FOULPLAY_DIR (and FOULPLAY_PYTHON) or the `checkout` "
-                         "option of conf/player/foul_play.yaml. " + INSTALL)
-    path = Path(checkout).expanduser().resolve()
-    if not (path / "run.py").is_file() or not (path / "fp").is_dir():
-        raise ValueError(f"{path} is not a Foul Play checkout (it has no run.py and fp/). " + INSTALL)
-    python = python or os.environ.get("FOULPLAY_PYTHON")
-    if not python:
-        candidates = [path / d / "bin" / "python" for d in (".venv", "venv")]
-        found = [c for c in candidates if c.exists()]
-        if not found:
-            raise ValueError(f"Which Python runs Foul Play? Set FOULPLAY_PYTHON (or the `python` option) to the Python "
-                             f"that has its requirements; {path}/.venv does not exist. " + INSTALL)
-        python = str(found[0])
-    try:
-        commit = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                check=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = "unknown (not a git checkout)"
-    return Installation(path, python, commit)
-
-
-def check_engine(python: str) -> None:
-    """Refuse a Python without Foul Play's requirements, or with a poke-engine that cannot terastallize."""
-    try:
-        proc = subprocess.run([python, "-c", _ENGINE_CHECK], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.SubprocessError) as err:
-        raise ValueError(f"Cannot run Foul Play's Python {python!r} ({err}). " + INSTALL) from None
-    answer = proc.stdout.strip().splitlines()[-1:] or [""]
-    if proc.returncode == 3:
-        raise ValueError(f"Foul Play's Python {python} lacks its requirements ({answer[0]}). " + INSTALL)
-    if proc.returncode != 0:
-        raise ValueError(f"Could not check poke-engine with {python}: {proc.stderr.strip()[-1500:]}. "
-                         f"Foul Play at {PINNED_COMMIT} needs poke-engine 0.0.48 built for gen 9 with terastallization: "
-                         f"{REBUILD}")
-    if answer[0] != "tera":
-        raise ValueError(f"The poke-engine of {python} was built without terastallization (the default build plays "
-                         f"gen 4 rules and never terastallizes). Rebuild it with that Python: {REBUILD}")
+def search_time_per_position(search_ms_per_move: int) -> int:
+    """Foul Play's --search-time-ms for a search time per decision; a ValueError for a bad value."""
+    value = int(search_ms_per_move) // POSITIONS_TIME
+    if value < 2:
+        raise ValueError(f"Foul Play's search_ms_per_move must be at least {2 * POSITIONS_TIME} ms (it is split over "
+                         f"the sampled positions), not {search_ms_per_move}.")
+    return value
 
 
 def default_max_in_flight() -> int:
@@ -160,7 +110,8 @@ class _Slot:
         self.address = address
         args = ["--websocket-uri", address.websocket_url, "--ps-username", self.name, "--bot-mode", "accept_challenge",
                 "--pokemon-format", o.pokemon_format, "--search-time-ms", str(o.search_time_ms),
-                "--search-parallelism", "1", "--run-count", "1000000000", "--log-level", "DEBUG", *o.extra_args]
+                "--search-parallelism", "1", "--search-threads", "1", "--run-count", "1000000000",
+                "--log-level", "DEBUG", *o.extra_args]
         env = dict(os.environ, PYTHONUNBUFFERED="1", POKEBENCH_PARENT_PID=str(os.getpid()))
         process = FoulPlayProcess([*o.program, *args], self.name, log_dir, env, LogSink(log_dir / f"{self.name}.log"))
         await process.start()
@@ -224,14 +175,16 @@ class FoulPlaySeat(Seat):
 
     can_challenge = False
 
-    def __init__(self, owner: "FoulPlay", slot: _Slot, address: ServerAddress, spec: GameSpec) -> None:
+    def __init__(self, owner: "FoulPlay", slot: _Slot, address: ServerAddress, spec: GameSpec, side: str) -> None:
         self.owner = owner
         self.slot = slot
         self.address = address
         self.spec = spec
         self.username = slot.name
         self.process: FoulPlayProcess | None = None
-        self.log_dir = owner.log_dir or Path("runs") / spec.run / "foulplay"
+        self.side = side
+        self.player = "foul-play"
+        self.log_dir = owner.log_dir or owner.scratch_dir()
         self.log_path = self.log_dir / f"{spec.game_id}.log"
         self._failure: BaseException | None = None
         self._on_failure: Callable[[BaseException], None] = lambda exc: None
@@ -242,6 +195,11 @@ class FoulPlaySeat(Seat):
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None:
         self._on_failure = on_failure
+        self.side = context.side
+        self.player = str(context.extra.get("player", self.player))
+        if self.owner.log_dir is None and context.work_dir is not None:
+            self.log_dir = Path(context.work_dir)
+            self.log_path = self.log_dir / f"{self.spec.game_id}.log"
 
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
@@ -261,15 +219,20 @@ class FoulPlaySeat(Seat):
         self._watch = asyncio.create_task(self._watchdog(process))
 
     async def _watchdog(self, process: FoulPlayProcess) -> None:
-        """Fail the game as soon as the process exits or owes a decision for too long."""
-        timeout = self.owner.decision_timeout
+        """Fail the game as soon as the process exits, owes a decision for too long, or freezes."""
+        timeout, frozen_after = self.owner.decision_timeout, self.owner.freeze_timeout
         while self._failure is None:
+            silent = process.heartbeat_age
             if process.exited.is_set():
                 self._fail(FoulPlayError(f"Foul Play ({process.name}, pid {process.pid}) exited with code "
                                          f"{process.returncode} during the game; its output: {self.log_path}"))
             elif process.owed_since is not None and time.monotonic() - process.owed_since > timeout:
                 self._fail(FoulPlayError(f"Foul Play ({process.name}) sent no decision for {timeout:.0f} s "
                                          f"(silent or stuck); its output: {self.log_path}"))
+            elif silent is not None and silent > frozen_after:
+                state = "searching" if process.owed_since is not None else "waiting for a request"
+                self._fail(FoulPlayError(f"Foul Play ({process.name}, pid {process.pid}) is frozen: no heartbeat for "
+                                         f"{frozen_after:g} s while {state}; its output: {self.log_path}"))
             await asyncio.sleep(0.2)
 
     async def accept(self, opponent: str) -> None:
@@ -313,7 +276,7 @@ class FoulPlaySeat(Seat):
         o = self.owner
         return {
             "class": "FoulPlay", "program": "Foul Play (pmariglia/foul-play), its own process",
-            "commit": o.commit, "search_time_ms": o.search_time_ms, "username": self.username,
+            "commit": o.commit, "engine": o.engine, **o.search_settings(), "username": self.username,
             "decisions": len(seconds),
             "decision_ms": ({"mean": round(1000 * statistics.fmean(seconds), 1),
                              "median": round(1000 * statistics.median(seconds), 1),
@@ -321,11 +284,18 @@ class FoulPlaySeat(Seat):
             "log": str(self.log_path),
         }
 
+    def decisions(self) -> list[dict[str, Any]]:
+        """One row per choice Foul Play sent, in the columns of every player's decisions."""
+        rows = self.process.decisions if self.process is not None else []
+        return [{"side": self.side, "player": self.player, "turn": d["turn"], "decision": i,
+                 "latency_s": round(float(d["seconds"]), 4), "action": d["choice"],  # type: ignore[arg-type]
+                 "refusal": d["refused"]} for i, d in enumerate(rows)]
+
 
 class FoulPlay(ExternalCompetitor):
     """Hands out seats backed by Foul Play processes; one instance serves a whole run."""
 
-    def __init__(self, checkout: str | None = None, python: str | None = None, search_time_ms: int = 100,
+    def __init__(self, checkout: str | None = None, python: str | None = None, search_ms_per_move: int = 200,
                  pokemon_format: str = "gen9randombattle", max_in_flight: int | None = None,
                  log_dir: str | None = None, name_prefix: str = "foulplay", login_timeout: float = 60.0,
                  decision_timeout: float = 60.0, accept_timeout: float = 60.0, login_attempts: int = 5,
@@ -333,37 +303,54 @@ class FoulPlay(ExternalCompetitor):
                  command: Sequence[str] | None = None) -> None:
         if not name_prefix.isalnum() or not name_prefix.islower() or len(name_prefix) > 12:
             raise ValueError(f"name_prefix must be at most 12 lowercase letters or digits, not {name_prefix!r}")
-        self.search_time_ms = int(search_time_ms)
+        self.search_time_ms = search_time_per_position(search_ms_per_move)
         self.pokemon_format = pokemon_format
         self.max_in_flight = int(max_in_flight or default_max_in_flight())
         self.log_dir = Path(log_dir) if log_dir else None
         self.name_prefix = name_prefix
         self.login_timeout = float(login_timeout)
         self.decision_timeout = float(decision_timeout)
+        self.freeze_timeout = min(self.decision_timeout / 2, 15.0)
         self.accept_timeout = float(accept_timeout)
         self.login_attempts = max(1, int(login_attempts))
         self.backoff = float(backoff)
         self.extra_args = [str(a) for a in extra_args]
+        self._scratch: Path | None = None
         if command:
             self.program = [str(c) for c in command]
             self.commit: str | None = None
+            self.engine: str | None = None
         else:
             install = find_installation(checkout, python)
-            if not install.commit.startswith(PINNED_COMMIT):
-                log.warning("Foul Play at %s is at commit %s; the method pins %s.", install.checkout, install.commit,
-                            PINNED_COMMIT)
+            if not install.pinned:
+                log.warning("Foul Play at %s is at commit %s; the method pins %s. It plays; each record keeps the "
+                            "commit.", install.checkout, install.commit, PINNED_COMMIT)
             sets = ensure_sets(pokemon_format, sets_teams)
             self.program = [install.python, str(LAUNCHER), "--checkout", str(install.checkout),
                             "--sets-dir", str(sets.parent), "--"]
             self.commit = install.commit
+            self.engine = f"poke-engine {engine_version(install.python)}"
         self.slots = [_Slot(self, i) for i in range(self.max_in_flight)]
         #: one entry per game a process took: game_id, username, pid, start/end (time.monotonic())
         self.history: list[dict[str, Any]] = []
         self._free: asyncio.Queue[_Slot] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    def search_settings(self) -> dict[str, Any]:
+        """What each game's record keeps of the search (module docstring, "Search")."""
+        return {"search_ms_per_move": POSITIONS_TIME * self.search_time_ms, "search_time_ms": self.search_time_ms,
+                "search_positions": "4 at search_time_ms/2 early in a game, else 2 at search_time_ms, in turn",
+                "search_parallelism": 1, "search_threads": 1}
+
+    def scratch_dir(self) -> Path:
+        """Foul Play's folder for games played outside a run (no work_dir): one temporary folder."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="pokebench-foulplay-"))
+        return self._scratch
+
     @classmethod
     def preflight(cls, **options: Any) -> None:
+        search_time_per_position(options.get("search_ms_per_move", 200))
         if options.get("command"):
             return
         install = find_installation(options.get("checkout"), options.get("python"))
@@ -384,7 +371,7 @@ class FoulPlay(ExternalCompetitor):
 
     async def seat(self, address: ServerAddress, spec: GameSpec, side: str) -> Seat:
         slot = await self._bind_loop().get()
-        return FoulPlaySeat(self, slot, address, spec)
+        return FoulPlaySeat(self, slot, address, spec, side)
 
     def release(self, slot: _Slot) -> None:
         if self._free is not None:

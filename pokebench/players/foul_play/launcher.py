@@ -22,7 +22,9 @@ poke-engine 0.0.48, as the method's commit 6c467c08 does). If that layout is mis
 launcher exits with code 78 and says so, instead of letting Foul Play download anything.
 
 With ``POKEBENCH_PARENT_PID`` set, the whole process group exits when that process is
-gone, so a harness killed with SIGKILL leaves no Foul Play behind.
+gone, so a harness killed with SIGKILL leaves no Foul Play behind. With
+``POKEBENCH_HEARTBEAT_FD`` set, a thread writes one byte to that pipe every half second
+(:func:`start_heartbeat`): the adapter sees a frozen process whatever it was doing.
 """
 
 from __future__ import annotations
@@ -102,6 +104,28 @@ def watch_parent(parent_pid: int) -> None:
     threading.Thread(target=loop, name="pokebench-parent-watch", daemon=True).start()
 
 
+def start_heartbeat(interval: float = 0.5) -> None:
+    """Beat on the pipe named by POKEBENCH_HEARTBEAT_FD, from a thread of this process, until it exits.
+
+    A thread keeps beating while Foul Play's event loop waits or its search runs; it stops when
+    the process is stopped (SIGSTOP) or cannot run at all. Forked search workers do not beat
+    (a fork copies no thread). The stand-in of the tests calls this too.
+    """
+    fd = int(os.environ.pop("POKEBENCH_HEARTBEAT_FD", "-1") or -1)
+    if fd < 0:
+        return
+
+    def loop() -> None:
+        try:
+            while True:
+                os.write(fd, b".")
+                time.sleep(interval)
+        except OSError:  # the harness closed its end
+            pass
+
+    threading.Thread(target=loop, name="pokebench-heartbeat", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkout", required=True, help="Foul Play's folder (with run.py and fp/)")
@@ -113,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     parent = int(os.environ.get("POKEBENCH_PARENT_PID", "0") or 0)
     if parent > 0:
         watch_parent(parent)
+    start_heartbeat()
     sys.path.insert(0, checkout)
     # Foul Play's search workers import fp too, whatever multiprocessing start method is used.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH", "")) if p)

@@ -14,8 +14,16 @@ a challenge (``Waiting for a <format> challenge``, its accept_challenge loop):
   first leaves the old room and drops every message until the room's ``deinit``; a
   challenge sent then would be lost, so a process takes its next game only after this line.
 * a decision is due from a ``|request|`` (not ``"wait"``) until Foul Play sends its
-  ``/choose``, ``/switch`` or ``/team``; the gap is the measured time per decision. A
-  refused choice (``|error|[Invalid choice]``) makes a decision due again.
+  ``/choose``, ``/switch`` or ``/team``; the gap is the measured time per decision, one
+  row of :attr:`FoulPlayProcess.decisions` each (turn from the last ``|turn|`` line, the
+  choice sent). A refused choice (``|error|[Invalid choice]``) marks its row and makes a
+  decision due again.
+* alive: the launcher writes a byte to a pipe of its own every :data:`HEARTBEAT_INTERVAL`
+  seconds, from a thread of Foul Play's main process (``POKEBENCH_HEARTBEAT_FD``). The
+  output alone cannot tell a frozen process (SIGSTOP, or stuck outside Python) that waits
+  for a request from one whose opponent is slow: Foul Play prints a request only once it
+  reads it. :attr:`FoulPlayProcess.heartbeat_age` is None until the first beat (a
+  ``command`` without the heartbeat is not watched this way).
 
 Foul Play's search runs in worker processes that inherit the websocket; killing only the
 main process would leave a worker holding the connection (and the name: a restart would
@@ -41,6 +49,9 @@ LOG_CAP_BYTES = 5_000_000
 #: Foul Play's debug lines that dump whole search states (megabytes per game): never logged.
 DROPPED = ("Calling with ", "Calling calculate damage with state", "Received battle JSON from server")
 _READ_LIMIT = 1 << 20
+#: Seconds between two heartbeats of the launcher (launcher.py writes them).
+HEARTBEAT_INTERVAL = 0.5
+HEARTBEAT_ENV = "POKEBENCH_HEARTBEAT_FD"
 
 
 def toid(name: str) -> str:
@@ -95,10 +106,23 @@ class FoulPlayProcess:
         self.returncode: int | None = None
         self.battle_tag: str | None = None
         self.owed_since: float | None = None
-        self.decision_seconds: list[float] = []
+        #: this game's decisions: turn, seconds (request to choice), choice, refused
+        self.decisions: list[dict[str, object]] = []
+        self.turn = 0
+        self.last_heartbeat: float | None = None
         self._reader: asyncio.Task[None] | None = None
         self._waiter: asyncio.Task[None] | None = None
         self._transport: asyncio.BaseTransport | None = None
+        self._beats: asyncio.BaseTransport | None = None
+
+    @property
+    def decision_seconds(self) -> list[float]:
+        return [float(d["seconds"]) for d in self.decisions]  # type: ignore[arg-type]
+
+    @property
+    def heartbeat_age(self) -> float | None:
+        """Seconds since the last heartbeat; None before the first one."""
+        return None if self.last_heartbeat is None else time.monotonic() - self.last_heartbeat
 
     @property
     def pid(self) -> int | None:
@@ -107,17 +131,25 @@ class FoulPlayProcess:
     async def start(self) -> None:
         self.cwd.mkdir(parents=True, exist_ok=True)
         self.sink.write(f"=== PokéBench: starting {self.name}: {' '.join(self.command)}")
+        beat_read, beat_write = os.pipe()
         # subprocess.Popen, not asyncio's: asyncio's wait() returns only once the output pipe
         # is closed, which a surviving search worker would keep open.
-        self.proc = subprocess.Popen(
-            self.command, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, search workers included
-        )
+        try:
+            self.proc = subprocess.Popen(
+                self.command, cwd=self.cwd, env={**self.env, HEARTBEAT_ENV: str(beat_write)}, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(beat_write,),
+                start_new_session=True,  # its own process group, search workers included
+            )
+        except BaseException:
+            os.close(beat_read)
+            raise
+        finally:
+            os.close(beat_write)
         assert self.proc.stdout is not None
         reader = asyncio.StreamReader(limit=_READ_LIMIT)
         loop = asyncio.get_running_loop()
         self._transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self.proc.stdout)
+        self._beats, _ = await loop.connect_read_pipe(lambda: _Heartbeats(self), os.fdopen(beat_read, "rb", 0))
         self._reader = asyncio.create_task(self._read(reader))
         self._waiter = asyncio.create_task(self._wait())
 
@@ -150,8 +182,9 @@ class FoulPlayProcess:
                 await asyncio.wait_for(asyncio.shield(self._reader), 10)
             except asyncio.TimeoutError:
                 pass
-        if self._transport is not None:
-            self._transport.close()
+        for transport in (self._transport, self._beats):
+            if transport is not None:
+                transport.close()
         self.sink.write(f"=== PokéBench: {self.name} (pid {self.proc.pid}) exited with code {code}")
         self.exited.set()
         self.login_answer.set()
@@ -179,13 +212,18 @@ class FoulPlayProcess:
                 self.battle_started.set()
         if line.startswith("|request|"):
             self._on_request(line[len("|request|"):], now)
+        elif line.startswith("|turn|"):
+            self.turn = int(line[6:]) if line[6:].strip().isdigit() else self.turn
         elif line.startswith("|win|") or line == "|tie" or line.startswith("|tie|"):
             self.owed_since = None
         elif line.startswith(("|error|[Invalid choice]", "|error|[Unavailable choice]")):
+            if self.decisions:
+                self.decisions[-1]["refused"] = True
             self.owed_since = self.owed_since or now  # the choice was refused: a decision is due again
-        elif "to websocket: battle-" in line and any(c in line for c in ("|/choose ", "|/switch ", "|/team ")):
+        elif "to websocket: battle-" in line and (choice := _choice(line)) is not None:
             if self.owed_since is not None:
-                self.decision_seconds.append(now - self.owed_since)
+                self.decisions.append({"turn": self.turn, "seconds": now - self.owed_since, "choice": choice,
+                                       "refused": False})
                 self.owed_since = None
 
     def _on_request(self, payload: str, now: float) -> None:
@@ -202,7 +240,8 @@ class FoulPlayProcess:
         old, self.sink = self.sink, sink
         old.close()
         self.battle_started.clear()
-        self.decision_seconds = []
+        self.decisions = []
+        self.turn = 0
 
     @property
     def alive(self) -> bool:
@@ -225,3 +264,22 @@ class FoulPlayProcess:
             except asyncio.TimeoutError:
                 pass
         self.sink.close()
+
+
+def _choice(line: str) -> str | None:
+    """The choice in Foul Play's ``Sending message to websocket: battle-…|/choose move x|rqid``, or None."""
+    message = line.split("to websocket: ", 1)[1]
+    for command, prefix in (("|/choose ", ""), ("|/switch ", "switch "), ("|/team ", "team ")):
+        if command in message:
+            return prefix + message.split(command, 1)[1].split("|", 1)[0].strip()
+    return None
+
+
+class _Heartbeats(asyncio.Protocol):
+    """Reads the launcher's heartbeat pipe: each byte is a sign that the main process runs."""
+
+    def __init__(self, process: FoulPlayProcess) -> None:
+        self.process = process
+
+    def data_received(self, data: bytes) -> None:
+        self.process.last_heartbeat = time.monotonic()
