@@ -61,7 +61,7 @@ def play_fp(server: Any, competitor: FoulPlay, pairs: int, opponent: str = "rand
                       matchup_order=[f"foul-play-vs-{opponent}"])
         side_task = asyncio.create_task(during()) if during else None
         try:
-            return [o async for o in arena.play(specs)]
+            outcomes = [o async for o in arena.play(specs)]
         finally:
             if side_task is not None:
                 side_task.cancel()
@@ -69,6 +69,9 @@ def play_fp(server: Any, competitor: FoulPlay, pairs: int, opponent: str = "rand
             await competitor.shutdown()
             if held is not None:
                 await held.close()
+        # nothing of a game is left pending, a voided one's challenge and accept included
+        assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+        return outcomes
 
     order = {s.game_id: i for i, s in enumerate(specs)}
     return sorted(asyncio.run(main()), key=lambda o: order[o.spec.game_id])
