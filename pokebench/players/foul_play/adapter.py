@@ -48,7 +48,6 @@ import os
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
