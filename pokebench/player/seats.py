@@ -18,7 +18,7 @@ from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 from poke_env.player import Player
 
-from pokebench.player.bench_player import GameContext
+from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.showdown.server import ServerAddress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,9 +85,10 @@ class Seat(ABC):
 class PokeEnvSeat(Seat):
     """A fresh poke-env player (PokéBench hooks mixed in) for exactly one game."""
 
-    def __init__(self, factory: Callable[..., Player], username: str, address: ServerAddress, battle_format: str) -> None:
+    def __init__(self, factory: Callable[..., BenchPlayer], username: str, address: ServerAddress,
+                 battle_format: str) -> None:
         self.username = username
-        self.player = factory(
+        self.player: BenchPlayer = factory(  # the arena gives every poke-env player the hooks
             account_configuration=AccountConfiguration(username, None),
             server_configuration=ServerConfiguration(address.websocket_url, "http://127.0.0.1:9/unused"),
             battle_format=battle_format,
@@ -129,7 +130,7 @@ class PokeEnvSeat(Seat):
     def summary(self) -> dict[str, Any]:
         p = self.player
         return {"class": type(p).__name__, "decisions": p.decisions, "refusals": p.refusals,
-                "choice_errors": p.choice_errors, **getattr(p, "game_summary", lambda: {})()}
+                "choice_errors": p.choice_errors, **(p.game_summary() if hasattr(p, "game_summary") else {})}
 
     def decisions(self) -> list[dict[str, Any]]:
         return list(getattr(self.player, "decision_log", []))
