@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
-from poke_env.player import Player
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.showdown.server import ServerAddress
