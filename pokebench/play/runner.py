@@ -20,6 +20,7 @@ from tqdm import tqdm
 from poke_env.player import Player
 
 from pokebench import paths
+from pokebench.play import epochs
 from pokebench.play.arena import Arena, GameResult, HarnessError
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups
@@ -180,6 +181,10 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     shard = parse_shard(cfg.shard)
     if shard is not None:  # whole mirror pairs go to one shard, so each store holds complete bootstrap units
         specs = [s for s in specs if s.pair % shard[1] == shard[0]]
+    try:
+        epochs.check_shards(factories, shard)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     fingerprint = {
         "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
         "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
@@ -264,5 +269,8 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
         if planned - done:
             log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
             with _server(cfg, run_dir / log_name) as server:
-                asyncio.run(play_missing(plan, cfg, store, server, done))
+                # players that refine themselves change only between epochs of whole pairs (pokebench.play.epochs)
+                asyncio.run(epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players",
+                                                  lambda: done_in_run(run_dir),
+                                                  lambda done: play_missing(plan, cfg, store, server, done)))
     return len(planned - done_in_run(run_dir))
