@@ -1,6 +1,7 @@
 """`python -m pokebench +run=NAME [key=value ...]`: play a run, then publish it.
 
 `python -m pokebench --help` lists the settings and the runs.
+`python -m pokebench export-training RUN [--teacher MODEL]`: a run's decisions as chat-format JSONL.
 """
 
 from __future__ import annotations
@@ -25,8 +26,17 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def main() -> None:
+    """The `pokebench` command: a subcommand (export-training), or a run (Hydra's command line)."""
+    if len(sys.argv) > 1 and sys.argv[1] == "export-training":
+        from pokebench.players.continual.export import main as export_training
+
+        sys.exit(export_training(sys.argv[2:]))
+    play()
+
+
 @hydra.main(version_base=None, config_path=str(paths.conf_dir()), config_name="config")
-def main(cfg: DictConfig) -> None:
+def play(cfg: DictConfig) -> None:
     chosen = HydraConfig.get().runtime.choices.get("run")
     if chosen is None:
         _fail("choose a run with `+run=NAME`. Available runs: " + ", ".join(available_runs())

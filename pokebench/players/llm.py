@@ -18,7 +18,11 @@ prompt never changes), :meth:`entry_extra` (fields added to every entry),
 :meth:`record_call` (another API call of the game, such as a consultation: its entry has a
 ``kind``, its cost counts in the game's cost but not as a decision), :meth:`ask` (how one
 answer is obtained: override to handle tool calls) and :meth:`summary_extra` (fields added to
-the game's summary). An API that stays down raises from ``choose_move``:
+the game's summary).
+
+A finished game's conversation is written to the player's working folder of the run
+(``GameContext.work_dir``/``conversations/<game_id>.json``), from which ``pokebench
+export-training`` makes training data; only games the run stored are exported. An API that stays down raises from ``choose_move``:
 the game becomes a harness error and is played again when the run is resumed.
 
 Many games run at once: each game has its own player (its own conversation), and
@@ -30,6 +34,8 @@ model config bounds its games at once.
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any, Callable, List
 
 from poke_env.battle import AbstractBattle
@@ -39,6 +45,9 @@ from pokebench.text import prompt
 from pokebench.text.battle_text import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.llm.client import ChatClient, Completion, ModelConfig, cost_usd
+from pokebench.util import atomic_write_text
+
+log = logging.getLogger(__name__)
 
 #: Answers that name no legal action before the harness picks one at random (method §2).
 MAX_INVALID_ANSWERS = 3
@@ -166,6 +175,18 @@ class LLMPlayer(BenchPlayer):
             self.decision_log.append(entry)
             message = prompt.reask_message(problem)
             reask = True
+
+    # ---- the end of a game: its conversation, for training data (pokebench export-training) ---------
+    def _battle_finished_callback(self, battle: AbstractBattle) -> None:
+        super()._battle_finished_callback(battle)
+        if self.game is None or self.game.work_dir is None or self.failure is not None:
+            return
+        name = "".join(c if c.isalnum() or c in "._-" else "_" for c in self.game.game_id)
+        try:
+            atomic_write_text(self.game.work_dir / "conversations" / f"{name}.json", json.dumps(
+                {"game_id": self.game.game_id, "side": self.game.side, "messages": self.messages}, ensure_ascii=False))
+        except OSError as err:  # a lost conversation must not void a finished game
+            log.warning("%s: could not write the conversation of %s: %r", self.player_name, self.game.game_id, err)
 
     # ---- extension points -------------------------------------------------------------------
     def first_message_prefix(self, battle: AbstractBattle) -> str:

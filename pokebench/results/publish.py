@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.results.ratings import RatingsError, fit_ratings, head_to_head
+from pokebench.results.harness_tables import write_harness_tables
 from pokebench.results.store import GAME_COLUMNS, RunStore, StoreError, run_stores
 
 __all__ = [
@@ -494,6 +495,9 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
         tmp.mkdir()
         try:
             write_csvs(tmp, results)
+            # the Continual Harness's gain, learning curve and versions, when a harness player played
+            write_harness_tables(tmp, results.games, data.players, results.ratings,
+                                 [Path(runs_dir) / name for name in names])
             (tmp / "inputlogs").mkdir()
             site.write_site(tmp, data, results)  # also writes inputlogs/<game_id>.log
             secrets = secret_env_values()

@@ -1,0 +1,153 @@
+"""``pokebench export-training RUN [--teacher MODEL]``: a run's decisions as chat-format JSONL.
+
+For the paper's co-learning loop (an open model's rollouts through the harness, relabelled by a
+frontier teacher, train the open model). One line per answer of an LLM player in a stored game::
+
+    {"messages": [<system>, <user>, <assistant>, ..., <user>, <assistant: the answer>],
+     "game_id", "player", "side", "outcome": "won" | "lost" | "tie", "turn", "decision",
+     "action", "harness_version", "teacher": {...} (with --teacher)}
+
+The messages are the conversation exactly as the model saw it up to that answer (the player's
+working folder keeps each finished game's conversation: ``runs/RUN/players/P/conversations/``),
+the last one the model's own answer. Only games in the run's stores are exported (a game voided
+by a harness error never is). With ``--teacher MODEL`` (a ``conf/model/MODEL.yaml``) each decision
+is sent to the teacher on the same prefix; its answer's action and reason, whether it names a
+legal action and whether it agrees with the player's, are added as ``teacher``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from omegaconf import OmegaConf
+
+from pokebench import paths
+from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
+from pokebench.results.store import RunStore, run_stores
+from pokebench.text import prompt
+
+
+def _legal(message: str) -> list[prompt.LegalAction]:
+    """The numbered legal actions a user message lists (as LegalActions with their text only)."""
+    if "YOUR LEGAL ACTIONS" not in message:
+        return []
+    block = message.rsplit("YOUR LEGAL ACTIONS", 1)[1].splitlines()[1:]
+    texts = []
+    for line in block:
+        number, dot, text = line.partition(". ")
+        if not (dot and number.isdigit()):
+            break
+        texts.append(text)
+    return [prompt.LegalAction(text, None) for text in texts]  # type: ignore[arg-type]
+
+
+def _outcomes(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """game id -> (winner, players by side) of every stored game of the run."""
+    games: dict[str, dict[str, Any]] = {}
+    for path in run_stores(run_dir):
+        with RunStore.open_existing(path) as store:
+            for row in store.games().itertuples():
+                games[row.game_id] = {"winner": row.winner, "p1": row.p1, "p2": row.p2}
+    return games
+
+
+def examples(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Every answer of every stored game's saved conversation, as one training example each."""
+    games = _outcomes(run_dir)
+    for conv_path in sorted((run_dir / "players").glob("*/conversations/*.json")):
+        player = conv_path.parent.parent.name
+        data = json.loads(conv_path.read_text(encoding="utf-8"))
+        game = games.get(data["game_id"])
+        if game is None or game.get(data["side"]) != player:
+            continue  # not stored (a voided game), or not this player's seat
+        winner = game["winner"]
+        outcome = "tie" if winner == "tie" else "won" if winner == data["side"] else "lost"
+        version = _version(run_dir / "players" / player, data["game_id"])
+        messages = data["messages"]
+        for i, message in enumerate(messages):
+            if message.get("role") != "assistant" or message.get("tool_calls"):
+                continue
+            parsed = prompt.parse_answer(message.get("content"))
+            user = next(m["content"] for m in reversed(messages[:i]) if m.get("role") == "user")
+            actions = _legal(user)
+            index, _problem = prompt.match_action(parsed.action, actions)
+            yield {"messages": messages[:i + 1], "game_id": data["game_id"], "player": player,
+                   "side": data["side"], "outcome": outcome, "answer_index": i,
+                   "action": actions[index].text if index is not None else None, "reason": parsed.reason,
+                   "harness_version": version}
+
+
+def _version(work_dir: Path, game_id: str) -> int | None:
+    path = work_dir / "trajectories" / f"{''.join(c if c.isalnum() or c in '._-' else '_' for c in game_id)}.json"
+    return json.loads(path.read_text(encoding="utf-8")).get("version") if path.is_file() else None
+
+
+def teacher_config(name: str) -> ModelConfig:
+    path = paths.conf_dir() / "model" / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in (paths.conf_dir() / "model").glob("*.yaml")))
+        raise SystemExit(f"error: no model config {name!r} (conf/model/{name}.yaml); models: {known}")
+    raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    assert isinstance(raw, dict)
+    return ModelConfig.from_dict(raw)
+
+
+async def relabel(items: list[dict[str, Any]], config: ModelConfig, concurrency: int = 4) -> None:
+    """Add the teacher's label to each example (the same prefix, without the player's answer)."""
+    client = ChatClient(config)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(item: dict[str, Any]) -> None:
+        prefix = item["messages"][:-1]
+        async with gate:
+            completion = await client.complete(prefix)
+        parsed = prompt.parse_answer(completion.text)
+        user = next(m["content"] for m in reversed(prefix) if m.get("role") == "user")
+        actions = _legal(user)
+        index, problem = prompt.match_action(parsed.action, actions)
+        action = actions[index].text if index is not None else None
+        item["teacher"] = {"model": config.model, "action": action, "reason": parsed.reason,
+                           "legal": index is not None, "problem": None if index is not None else problem,
+                           "agrees": action is not None and action == item["action"],
+                           "raw": client.redact(completion.text or ""),
+                           "input_tokens": completion.usage.input_tokens,
+                           "output_tokens": completion.usage.output_tokens,
+                           "cost_usd": cost_usd(completion.usage, config.prices)}
+
+    await asyncio.gather(*(one(item) for item in items))
+
+
+def export(run_dir: Path, out: Path, teacher: str | None = None) -> int:
+    """Write the JSONL file; the number of examples."""
+    if not run_stores(run_dir):
+        raise SystemExit(f"error: there is no run at {run_dir} (no store); play it first: python -m pokebench +run=...")
+    items = list(examples(run_dir))
+    if teacher:
+        asyncio.run(relabel(items, teacher_config(teacher)))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as handle:
+        for item in items:
+            handle.write(json.dumps(item, ensure_ascii=False) + "\n")
+    return len(items)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pokebench export-training", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", help="the run's name (runs/RUN) or its folder")
+    parser.add_argument("--teacher", help="a model config name (conf/model/NAME.yaml) that relabels each decision")
+    parser.add_argument("--out", type=Path, help="the JSONL file (default: runs/RUN/training.jsonl)")
+    args = parser.parse_args(argv)
+    run_dir = Path(args.run) if Path(args.run).is_dir() else Path("runs") / args.run
+    out = args.out or run_dir / ("training-" + args.teacher + ".jsonl" if args.teacher else "training.jsonl")
+    count = export(run_dir, out, args.teacher)
+    print(f"Wrote {count} examples to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

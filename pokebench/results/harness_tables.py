@@ -1,0 +1,223 @@
+"""The Continual Harness's published tables: the gain over the same model without it, the learning curve,
+and the harness's versions.
+
+A *harness player* is one whose game summaries carry ``harness_version``; its *plain partner* is
+an LLM player of the same run with the same model and reasoning level and no harness. Both play
+the same opponents on the same seeds, so pair k against opponent O is the same two teams for
+both: the gain is measured pair by pair.
+
+- ``harness_gain.csv``: per (harness, plain) couple, over the opponents both played: each one's
+  mean score, the **score gain** (harness − plain) with a paired bootstrap interval over pairs
+  (a bootstrap sample draws pair numbers with replacement and keeps, for every common opponent,
+  both players' games of that pair), the gain in performance Elo (400·log10(s/(1−s)) of each
+  one's score against those opponents, the same resample for both), the fitted ratings of both
+  and their difference, and the cost per game of each, the refiner's spend included.
+- ``learning_curve.csv``: score per epoch for both players, the harness version of each epoch and
+  whether it changed at that epoch (the plain partner's epochs are the harness player's pairs).
+- ``harness_versions.csv``: one row per version: parent, the epochs and games that triggered it,
+  edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pokebench.players.continual.versions import HarnessFiles
+
+N_BOOTSTRAP = 2000
+LEVEL = 0.95
+_SCORE = {"p1": 1.0, "p2": 0.0, "tie": 0.5}
+
+
+def _sides(games: pd.DataFrame, players: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per (game, side): player, opponent, score, and the side's summary."""
+    rows = []
+    for g in games.itertuples():
+        for side, other in (("p1", "p2"), ("p2", "p1")):
+            summary = (players.get(g.game_id) or {}).get(side) or {}
+            score = _SCORE[g.winner] if side == "p1" else 1.0 - _SCORE[g.winner]
+            rows.append({"game_id": g.game_id, "run": g.run, "pair": int(g.pair), "player": getattr(g, side),
+                         "opponent": getattr(g, other), "score": score, "summary": summary})
+    return pd.DataFrame(rows)
+
+
+def couples(sides: pd.DataFrame) -> list[tuple[str, str]]:
+    """(harness player, plain partner) couples: same model and reasoning, the partner without a harness."""
+    info: dict[str, dict[str, Any]] = {}
+    for row in sides.itertuples():
+        s = row.summary
+        if s.get("model") is not None:
+            info.setdefault(row.player, {"model": s.get("model"), "reasoning": s.get("reasoning"),
+                                         "harness": "harness_version" in s})
+    harness = [p for p, i in info.items() if i["harness"]]
+    plain = [p for p, i in info.items() if not i["harness"]]
+    return [(h, p) for h in sorted(harness) for p in sorted(plain)
+            if (info[h]["model"], info[h]["reasoning"]) == (info[p]["model"], info[p]["reasoning"])]
+
+
+def _perf_elo(score: float, n: int) -> float:
+    s = min(max(score, 0.5 / n), 1 - 0.5 / n)
+    return 400 * math.log10(s / (1 - s))
+
+
+def _cost(rows: pd.DataFrame) -> float | None:
+    costs = [r.get("cost_usd") for r in rows["summary"]]
+    return round(float(np.nansum([c for c in costs if c is not None])), 10) if costs else None
+
+
+def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: dict[str, float],
+               n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
+    rows = []
+    for harness, plain in couples(sides):
+        h, p = sides[sides.player == harness], sides[sides.player == plain]
+        common = sorted(set(h.opponent) & set(p.opponent) - {harness, plain})
+        h, p = h[h.opponent.isin(common)], p[p.opponent.isin(common)]
+        pairs = sorted(set(h.pair) & set(p.pair))
+        if not pairs:
+            continue
+        h, p = h[h.pair.isin(pairs)], p[p.pair.isin(pairs)]
+        # per pair: summed score and games of each player (all common opponents)
+        hs = h.groupby("pair")["score"].agg(["sum", "count"]).reindex(pairs)
+        ps = p.groupby("pair")["score"].agg(["sum", "count"]).reindex(pairs)
+        H, Hn, P, Pn = (hs["sum"].to_numpy(), hs["count"].to_numpy(), ps["sum"].to_numpy(), ps["count"].to_numpy())
+        rng = np.random.default_rng(seed)
+        draw = rng.integers(0, len(pairs), size=(n_bootstrap, len(pairs)))
+        bh, bp = H[draw].sum(1) / Hn[draw].sum(1), P[draw].sum(1) / Pn[draw].sum(1)
+        score_h, score_p = H.sum() / Hn.sum(), P.sum() / Pn.sum()
+        elo = np.array([_perf_elo(a, int(Hn.sum())) - _perf_elo(b, int(Pn.sum())) for a, b in zip(bh, bp)])
+        q = [(1 - LEVEL) / 2, (1 + LEVEL) / 2]
+        rating = ratings.set_index("player")["elo"] if ratings is not None and not ratings.empty else pd.Series()
+        h_cost, p_cost = _cost(h), _cost(p)
+        refine = refiner_cost.get(harness, 0.0)
+        rows.append({
+            "harness_player": harness, "plain_player": plain, "opponents": " ".join(common), "pairs": len(pairs),
+            "harness_games": int(Hn.sum()), "plain_games": int(Pn.sum()),
+            "harness_score": round(score_h, 4), "plain_score": round(score_p, 4),
+            "score_gain": round(score_h - score_p, 4),
+            "score_gain_lo": round(float(np.quantile(bh - bp, q[0])), 4),
+            "score_gain_hi": round(float(np.quantile(bh - bp, q[1])), 4),
+            "elo_gain": round(_perf_elo(score_h, int(Hn.sum())) - _perf_elo(score_p, int(Pn.sum())), 1),
+            "elo_gain_lo": round(float(np.quantile(elo, q[0])), 1),
+            "elo_gain_hi": round(float(np.quantile(elo, q[1])), 1),
+            "rating_harness": round(float(rating.get(harness, np.nan)), 1),
+            "rating_plain": round(float(rating.get(plain, np.nan)), 1),
+            "rating_diff": round(float(rating.get(harness, np.nan) - rating.get(plain, np.nan)), 1),
+            "harness_cost_per_game_usd": (round(((h_cost or 0) + refine) / len(h), 6) if h_cost is not None else None),
+            "plain_cost_per_game_usd": round(p_cost / len(p), 6) if p_cost is not None else None,
+            "refiner_cost_usd": round(refine, 6),
+            "bootstrap_samples": n_bootstrap, "level": LEVEL,
+        })
+    return pd.DataFrame(rows)
+
+
+def curve_table(sides: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for harness, plain in couples(sides):
+        h = sides[sides.player == harness]
+        epoch_pairs = next((int(s["epoch_pairs"]) for s in h.summary if s.get("epoch_pairs")), 1)
+        version_of: dict[int, Any] = {}
+        for row in h.itertuples():
+            version_of.setdefault((row.pair - 1) // epoch_pairs + 1, row.summary.get("harness_version"))
+        for name, role in ((harness, "harness"), (plain, "plain")):
+            mine = sides[(sides.player == name) & ~sides.opponent.isin([harness, plain])]
+            mine = mine.assign(epoch=(mine.pair - 1) // epoch_pairs + 1)
+            previous = None
+            for epoch, part in mine.groupby("epoch"):
+                version = version_of.get(int(epoch))
+                rows.append({"harness_player": harness, "player": name, "role": role, "epoch": int(epoch),
+                             "first_pair": int(part.pair.min()), "last_pair": int(part.pair.max()),
+                             "games": len(part), "score": round(float(part.score.mean()), 4),
+                             "harness_version": version if role == "harness" else None,
+                             "version_changed": bool(role == "harness" and previous is not None
+                                                     and version != previous)})
+                previous = version
+    return _integers(pd.DataFrame(rows), ["harness_version"])
+
+
+def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFrame:
+    rows = []
+    for run_dir in run_dirs:
+        for player in harness_players:
+            files = HarnessFiles(run_dir / "players" / player)
+            if not files.exists():
+                continue
+            state = files.read_state()
+            first_epoch: dict[int, int] = {}
+            for epoch, version in sorted(state.epochs.items(), key=lambda kv: int(kv[0])):
+                first_epoch.setdefault(version, int(epoch))
+            for snap in files.versions():
+                passes = snap.passes or {}
+                tokens = {k: sum(c.get(k) or 0 for c in snap.calls) for k in ("input_tokens", "output_tokens")}
+                rows.append({
+                    "run": run_dir.name, "player": player, "version": snap.version, "parent": snap.parent,
+                    "first_epoch": first_epoch.get(snap.version), "trigger": snap.trigger.get("kind"),
+                    "trigger_epochs": " ".join(str(e) for e in snap.trigger.get("epochs", [])),
+                    "trigger_games": len(snap.trigger.get("games", [])),
+                    "signatures": json.dumps(snap.trigger.get("signatures") or {}, sort_keys=True),
+                    **{f"{name}_applied": len((passes.get(name) or {}).get("applied", []))
+                       for name in ("prompt", "memory", "skills", "subagents")},
+                    **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", []))
+                       for name in ("prompt", "memory", "skills", "subagents")},
+                    "refiner_calls": len(snap.calls), "refiner_input_tokens": tokens["input_tokens"],
+                    "refiner_output_tokens": tokens["output_tokens"], "refiner_cost_usd": snap.refiner_cost_usd,
+                    "at": snap.at, "harness": snap.harness.model_dump_json(),
+                })
+            for attempt in state.attempts:
+                if not attempt.get("ok"):
+                    rows.append({"run": run_dir.name, "player": player, "version": None,
+                                 "parent": attempt.get("from_version"), "trigger": "failed refinement",
+                                 "trigger_epochs": " ".join(str(e) for e in attempt.get("epochs", [])),
+                                 "trigger_games": len(attempt.get("games", [])),
+                                 "refiner_calls": len(attempt.get("calls", [])),
+                                 "refiner_cost_usd": attempt.get("cost_usd"), "at": attempt.get("at"),
+                                 "harness": None})
+    return _integers(pd.DataFrame(rows), ["version", "parent", "first_epoch"])
+
+
+def _integers(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Whole-number columns with gaps written as integers (``3``, not ``3.0``)."""
+    for column in columns:
+        if column in table.columns:
+            table[column] = table[column].astype("Int64")
+    return table
+
+
+def refiner_costs(run_dirs: list[Path], harness_players: list[str]) -> dict[str, float]:
+    """Each harness player's refiner spend over the runs (failed attempts included)."""
+    total: dict[str, float] = {}
+    for run_dir in run_dirs:
+        for player in harness_players:
+            files = HarnessFiles(run_dir / "players" / player)
+            if files.exists():
+                spent = [a.get("cost_usd") or 0.0 for a in files.read_state().attempts]
+                total[player] = total.get(player, 0.0) + float(sum(spent))
+    return total
+
+
+def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], ratings: pd.DataFrame | None,
+                   run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    """The three tables (empty dict when no harness player played)."""
+    if games.empty:
+        return {}
+    sides = _sides(games, players)
+    harness = sorted({row.player for row in sides.itertuples() if "harness_version" in row.summary})
+    if not harness:
+        return {}
+    return {"harness_gain": gain_table(sides, ratings, refiner_costs(run_dirs, harness)),
+            "learning_curve": curve_table(sides), "harness_versions": versions_table(run_dirs, harness)}
+
+
+def write_harness_tables(root: Path, games: pd.DataFrame, players: dict[str, dict[str, Any]],
+                         ratings: pd.DataFrame | None, run_dirs: list[Path]) -> list[str]:
+    """Write the tables as CSV files in the published folder `root`; the names written."""
+    written = []
+    for name, table in harness_tables(games, players, ratings, run_dirs).items():
+        table.to_csv(root / f"{name}.csv", index=False)
+        written.append(f"{name}.csv")
+    return written
