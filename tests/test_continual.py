@@ -1,36 +1,135 @@
-"""The Continual Harness player in whole games on the real pinned Showdown server, answered over real HTTP by
-the local OpenAI-compatible server (decisions by a legal-action policy, refiner requests by a script), and its
-harness state file on its own: edits, caps, atomic writes, and no edit lost to concurrent refinements."""
+"""The Continual Harness: epochs of whole pairs, the four parts and their edits, the refiner, versions,
+sub-agents, modes, the published gain and learning curve, and the training export.
+
+Whole runs are `python -m pokebench +run=ch-smoke` on the real pinned Showdown server, with the local
+OpenAI-compatible server of the tests (real HTTP) playing the player, its advisors, the refiner (four
+scripted passes) and the teacher."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
-import threading
+import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
-from support.games import REPO_DIR, SYSTEM_PROMPT_SHA256, play, results
-from pokebench.players.continual.player import REFINER_MARKER, ContinualHarnessPlayer, harness_block, parse_edits
-from pokebench.players.max_damage import MaxDamageBot
-from pokebench.players.continual import state as continual_state
-from pokebench.text import prompt
-from pokebench.players.continual.state import Caps, HarnessStore, apply_edits, empty_state
+from support.games import REPO_DIR, SYSTEM_PROMPT_SHA256
+from pokebench.llm.client import ModelConfig
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
 from pokebench.paths import conf_dir
-from pokebench.play.runner import plan_run
+from pokebench.play import epochs
+from pokebench.play.runner import ConfigError, plan_run
 from pokebench.play.schedule import build_schedule
+from pokebench.players.continual import signatures
+from pokebench.players.continual.edits import apply_pass
+from pokebench.players.continual.harness import Budgets, Harness, MemoryEntry
+from pokebench.players.continual.refiner import REFINER_MARKER
+from pokebench.players.continual.refining import HarnessRefiner
+from pokebench.players.continual.versions import HarnessFiles
 from pokebench.results.store import RunStore
 
-PRICES = {"input": 3.0, "cached_input": 0.3, "output": 15.0}
-RUN = "continual-test"
-EMPTY_HARNESS = "NOTES\n(none yet)\n\nSKILLS\n(none yet)\n\nSTRATEGY\n(none yet)\n\nBATTLE LOG\nBattle started"
+PRICES = "{input:3,cached_input:0.3,output:15}"
+ADVISOR = "an advisor to an AI player"
+
+
+# ---- the edits of each pass ----------------------------------------------------------------------
+
+def test_invalid_and_oversized_edits_are_rejected_with_why_and_change_nothing():
+    harness = Harness(strategy="Attack.", memory=[MemoryEntry(id="m1", text="Water beats Fire.", importance=3)],
+                      next_memory_id=2)
+    before = harness.model_dump()
+    budgets = Budgets(strategy_chars=50, memory_chars=40)
+    cases = {
+        "prompt": [{"op": "rewrite", "text": "x" * 51}, {"op": "set_strategy", "text": "a"}, "not an object"],
+        "memory": [{"op": "add", "text": "y" * 41, "importance": 3}, {"op": "add", "text": "ok", "importance": 9},
+                   {"op": "update", "id": "m7", "text": "z"}, {"op": "remove", "id": "m1", "extra": 1}],
+        "skills": [{"op": "add", "name": "s"}, {"op": "update", "name": "none", "steps": "x"}],
+        "subagents": [{"op": "add", "name": "Bad Name", "when": "w", "instructions": "i"}],
+    }
+    for pass_name, edits in cases.items():
+        result = apply_pass(harness, pass_name, edits, budgets)
+        assert result.applied == [] and len(result.rejected) == len(edits), (pass_name, result.rejected)
+        assert all(r["why"] for r in result.rejected)
+        assert result.harness.model_dump() == before
+    assert harness.model_dump() == before  # the input is never changed either
+    whys = [r["why"] for r in apply_pass(harness, "memory", cases["memory"], budgets).rejected]
+    assert "41 characters; the budget is 40" in whys[0] and "no memory entry 'm7'" in whys[2]
+    too_many = apply_pass(harness, "memory", [{"op": "demote", "id": "m1"}] * 3, Budgets(edits_per_pass=2))
+    assert len(too_many.applied) == 2 and "more than 2 edits" in too_many.rejected[0]["why"]
+
+
+def test_near_duplicates_merge_memory_evicts_the_least_important_and_edits_record_old_and_new():
+    harness = Harness()
+    budgets = Budgets(memory_entries=2)
+    r = apply_pass(harness, "memory", [
+        {"op": "add", "text": "Ground moves do not affect Flying types.", "importance": 2},
+        {"op": "add", "text": "ground moves do NOT affect flying-types!", "importance": 4},  # a near-duplicate
+        {"op": "add", "text": "Electric moves do not affect Ground types.", "importance": 3},
+        {"op": "add", "text": "Stealth Rock hurts Charizard a lot.", "importance": 5},  # full: evicts importance 3
+    ], budgets)
+    assert [m.importance for m in r.harness.memory] == [4, 5] and len(r.applied) == 4
+    assert r.applied[1]["new"]["merged"] and r.applied[1]["old"]["importance"] == 2
+    assert r.applied[3]["old"]["text"].startswith("Electric")  # what was evicted to make room
+    r2 = apply_pass(r.harness, "memory", [{"op": "add", "text": "Ground moves do not affect Flying types",
+                                           "importance": 1}], budgets)
+    assert r2.applied == [] and "nothing new" in r2.rejected[0]["why"]
+    demoted = apply_pass(r.harness, "memory", [{"op": "demote", "id": "m1"}], budgets)
+    assert demoted.applied[0] == {"edit": {"op": "demote", "id": "m1"}, "old": r.harness.memory[0].model_dump(),
+                                  "new": {**r.harness.memory[0].model_dump(), "importance": 3}}
+    skills = apply_pass(Harness(), "skills", [
+        {"op": "add", "name": "check immunities", "when": "before attacking", "steps": "read the target's types"},
+        {"op": "add", "name": "Check immunities", "when": "always", "steps": "read the types of the target"}],
+        budgets)
+    assert len(skills.harness.skills) == 1 and skills.harness.skills[0].when == "always"
+
+
+# ---- failure signatures, mined in code -------------------------------------------------------------
+
+def test_failure_signatures_are_mined_from_a_trajectory_with_their_evidence():
+    game = {"game_id": "g1", "outcome": "lost", "turns": 9, "answers": [
+        {"turn": 1, "action": "switch Pikachu"}, {"turn": 2, "action": "switch Onix"},
+        {"turn": 3, "action": "switch Pikachu"},
+        {"turn": 4, "action": None, "invalid": "Your answer has no ACTION line."},
+        {"turn": 4, "action": "move Tackle", "invalid": "Your answer has no ACTION line.", "random_pick": True},
+        {"turn": 5, "action": "move Thunderbolt", "refusal_error": "[Invalid choice] Can't move"},
+        {"kind": "consult", "turn": 5, "advisor": "x"}],
+        "battle_log": ["Pikachu used Thunderbolt!", "It doesn't affect the opposing Golem..."],
+        "team_hp": [{"decision": 1, "turn": 7, "bench": {"Onix": 0.9, "Mew": 0.2}},
+                    {"decision": 2, "turn": 8, "bench": {}}, {"decision": 3, "turn": 9, "bench": {}}]}
+    found = signatures.mine([game])
+    counts = signatures.summarise(found)
+    assert counts == {"no_legal_action": 1, "random_pick": 1, "refused_choice": 1, "move_into_immunity": 1,
+                      "switch_back_and_forth": 1, "tera_unused_in_loss": 1, "loss_with_healthy_left": 1}
+    evidence = {s["kind"]: s["evidence"] for s in found}
+    assert evidence["move_into_immunity"] == "Pikachu used Thunderbolt! It doesn't affect the opposing Golem..."
+    assert "Onix 90%" in evidence["loss_with_healthy_left"] and "Mew" not in evidence["loss_with_healthy_left"]
+    assert "switch Pikachu, switch Onix, switch Pikachu" in evidence["switch_back_and_forth"]
+    won = signatures.summarise(signatures.mine([{**game, "outcome": "won", "answers": [], "battle_log": []}]))
+    assert set(won.values()) == {0}
+    assert "- move_into_immunity: 1" in signatures.render(found)
+
+
+# ---- epochs -----------------------------------------------------------------------------------------
+
+def test_epoch_blocks_hold_whole_pairs_of_every_matchup_and_cut_at_every_boundary():
+    specs = build_schedule("r", "seed", 5, [("a", "b"), ("c", "b")])
+    blocks = epochs.barriers(specs, [2])
+    assert [sorted({s.pair for s in b}) for b in blocks] == [[1, 2], [3, 4], [5]]
+    assert all(len(b) == 4 * len({s.pair for s in b}) for b in blocks)  # both games of both matchups
+    assert [sorted({s.pair for s in b}) for b in epochs.barriers(specs, [2, 3])] == [[1, 2], [3], [4], [5]]
+    assert [len(b) for b in epochs.barriers(specs, [])] == [20]
+    assert [epochs.epoch_of(p, 2) for p in (1, 2, 3, 4, 5)] == [1, 1, 2, 2, 3]
 
 
 @pytest.fixture(scope="module")
@@ -39,289 +138,262 @@ def api():
         yield server
 
 
-def is_refiner(request: ChatRequest) -> bool:
-    return REFINER_MARKER in request.messages[0]["content"]
+def _cfg(*overrides: str):
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        return compose(config_name="config", overrides=["+run=ch-smoke", *overrides])
 
 
-def scripted(api: LocalOpenAI, refiner: Callable[[int], Reply | str]) -> list[ChatRequest]:
-    """Decisions get a legal action; the n-th refiner request gets ``refiner(n)``. Returns the refiner requests."""
-    calls: list[ChatRequest] = []
-    api.requests.clear()
+def test_a_sharded_run_with_a_refining_player_is_refused_and_a_frozen_one_is_not(api, tmp_path, monkeypatch):
+    monkeypatch.setenv("POKEBENCH_BASE_URL", api.base_url)
+    with pytest.raises(ConfigError, match="shards cannot keep fair.*freeze the harness"):
+        plan_run(_cfg("shard=0/2"), "ch")
+    saved = tmp_path / "harness.json"
+    saved.write_text(Harness(strategy="Frozen.").model_dump_json())
+    plan = plan_run(_cfg("shard=0/2", "players.ch-local.mode=frozen", f"players.ch-local.load_from={saved}"), "ch")
+    assert {s.pair % 2 for s in plan.specs} == {0}
+    with pytest.raises(ConfigError, match="mode frozen needs load_from"):
+        plan_run(_cfg("players.ch-local.mode=frozen"), "ch")
+    with pytest.raises(ConfigError, match="epoch_pairs must be a whole number"):
+        plan_run(_cfg("players.ch-local.epoch_pairs=0"), "ch")
+
+
+# ---- a failed refinement -------------------------------------------------------------------------
+
+def _trajectory(game_id: str, epoch: int) -> dict[str, Any]:
+    return {"game_id": game_id, "player": "ch", "side": "p1", "epoch": epoch, "version": 0, "outcome": "lost",
+            "turns": 3, "answers": [{"turn": 1, "action": "move Tackle", "reason": "why not"}], "team_hp": [],
+            "battle_log": [f"Tackle in {game_id}"]}
+
+
+def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_for_the_next(api, tmp_path):
+    seen: list[str] = []
 
     def policy(request: ChatRequest) -> Reply | str:
-        if is_refiner(request):
-            calls.append(request)
-            return refiner(len(calls) - 1)
-        return hashed_policy(request)
+        seen.append(request.messages[-1]["content"])
+        if len(seen) <= 1:
+            return Reply(status=400, error="bad request")  # not retried: the refinement fails at once
+        return json.dumps({"edits": [{"op": "rewrite", "text": "Refined from both epochs."}]}) \
+            if "pass 1 of 4" in request.messages[0]["content"] else '{"edits": []}'
 
     api.policy = policy
-    return calls
+    config = ModelConfig.from_dict({"model": "m", "base_url": api.base_url, "api_key_env": "NO_SUCH_KEY_VAR",
+                                    "api_key_required": False, "prices": {"input": 1, "cached_input": 0.1,
+                                                                           "output": 2}, "max_attempts": 1})
+    refiner = HarnessRefiner(tmp_path, "ch", "scratch", None, 1, config, Budgets(), 5000)
+    files = HarnessFiles(tmp_path)
+    for game_id, epoch in (("e1.g1", 1), ("e1.g2", 1), ("e2.g1", 2)):
+        files.write_trajectory(game_id, _trajectory(game_id, epoch))
+
+    asyncio.run(refiner.before_epoch(1, {}))
+    asyncio.run(refiner.before_epoch(2, {1: ["e1.g1", "e1.g2"]}))
+    state = files.read_state()
+    assert state.current == 0 and state.epochs == {"1": 0, "2": 0} and files.read_version(0).harness.is_empty()
+    assert state.pending_games == ["e1.g1", "e1.g2"] and not state.attempts[0]["ok"]
+    assert "HTTP 400" in state.attempts[0]["error"] and [v.version for v in files.versions()] == [0]
+
+    asyncio.run(refiner.before_epoch(3, {1: ["e1.g1", "e1.g2"], 2: ["e2.g1"]}))
+    state = files.read_state()
+    assert state.current == 1 and state.epochs == {"1": 0, "2": 0, "3": 1} and state.pending_games == []
+    assert state.attempts[1]["ok"] and state.attempts[1]["games"] == ["e1.g1", "e1.g2", "e2.g1"]
+    snapshot = files.read_version(1)
+    assert snapshot.parent == 0 and snapshot.harness.strategy == "Refined from both epochs."
+    assert snapshot.passes["prompt"]["applied"][0]["old"] == "" and len(snapshot.calls) == 4
+    assert snapshot.refiner_cost_usd and snapshot.refiner_cost_usd > 0
+    assert all("Tackle in e2.g1" in text for text in seen[1:])  # the second attempt read both epochs
+    asyncio.run(refiner.before_epoch(3, {1: ["e1.g1", "e1.g2"], 2: ["e2.g1"]}))  # a resumed run: epoch 3 is kept
+    assert len(files.read_state().attempts) == 2 and len(seen) == 5
 
 
-def play_run(showdown, api, runs_dir: Path, pairs: int, **options: Any):
-    """`pairs` mirror pairs of the continual player against Max-damage, one game at a time, in plan order."""
-    made: list[ContinualHarnessPlayer] = []
+# ---- whole runs --------------------------------------------------------------------------------------
 
-    def factory(**kwargs: Any) -> ContinualHarnessPlayer:
-        model = {"name": "test-model", "model": "local-test-model", "base_url": api.base_url,
-                 "api_key_env": "POKEBENCH_TEST_KEY", "api_key_required": False, "prices": PRICES,
-                 "timeout": 5, "max_attempts": 2, "backoff_base": 0.02, "backoff_max": 0.05}
-        made.append(ContinualHarnessPlayer(model=model, name="continual", runs_dir=str(runs_dir), **options, **kwargs))
-        return made[-1]
+class Script:
+    """The local API's answers: four refiner passes, advisors, decisions (with a consultation), a teacher."""
 
-    specs = build_schedule(RUN, "continual-seeds", pairs, [("continual", "max-damage")])
-    outcomes = results(play(showdown, specs, {"continual": factory, "max-damage": MaxDamageBot}, concurrency=1))
-    return outcomes, made
+    def __init__(self) -> None:
+        self.refiner: list[ChatRequest] = []
+        self.slow_epoch: int | None = None
 
+    def __call__(self, request: ChatRequest) -> Reply | str:
+        system = request.messages[0].get("content") or ""
+        if REFINER_MARKER in system:
+            self.refiner.append(request)
+            number = int(re.search(r"pass (\d) of 4", system).group(1))
+            refinement = (len(self.refiner) - 1) // 4 + 1
+            return json.dumps({"edits": self.edits(number, refinement)})
+        if ADVISOR in system:
+            return "Use the move its type is weak to."
+        first = request.messages[1].get("content") or ""
+        if self.slow_epoch is not None and f"epoch {self.slow_epoch} of this run" in first:
+            time.sleep(0.25)
+        last = request.messages[-1]
+        if request.tools and last["role"] == "user" and "YOUR HARNESS" in (last.get("content") or ""):
+            return Reply(tool_calls=[{"name": "consult",
+                                      "arguments": {"advisor": "type_checker", "question": "Which move?"}}])
+        return hashed_policy(request)
 
-def side_of(outcome) -> dict[str, Any]:
-    return next(s for s in outcome.players.values() if s["player"] == "continual")
-
-
-def first_user_message(player: ContinualHarnessPlayer) -> str:
-    return next(m["content"] for m in player.messages if m["role"] == "user")
-
-
-# ---- whole games --------------------------------------------------------------------------------
-
-GAME_1_EDITS = {"edits": [
-    {"op": "add_note", "text": "Sample note from game 1"},
-    {"op": "add_skill", "name": "type check", "text": "Check the type matchup before attacking."},
-    {"op": "set_strategy", "text": "Attack with the strongest super-effective move; switch out of bad matchups."},
-    {"op": "fly", "text": "not an op"},
-    {"op": "delete_note", "index": 7},
-]}
-
-
-def test_game_2_starts_from_the_harness_refined_after_game_1(showdown, api, tmp_path):
-    refiner_calls = scripted(api, lambda n: "Here are my edits:\n```json\n" + json.dumps(GAME_1_EDITS) + "\n```")
-    (game1, game2), (p1, p2) = play_run(showdown, api, tmp_path, pairs=1)
-
-    # game 1: version 0, empty sections, and then the first message of prompt v3 as LLMPlayer sends it
-    first1 = first_user_message(p1)
-    assert first1.startswith("YOUR HARNESS (version 0, refined from 0 earlier games of this run)\n")
-    assert first1.startswith(harness_block(empty_state()) + "BATTLE LOG\nBattle started between Player 1 and ")
-    assert EMPTY_HARNESS in first1
-    # game 2: the refiner's edits of game 1, applied; the invalid ones are not
-    first2 = first_user_message(p2)
-    assert first2.startswith("YOUR HARNESS (version 1, refined from 1 earlier games of this run)\n")
-    assert ("NOTES\n1. Sample note from game 1\n\nSKILLS\n- type check: Check the type matchup before attacking."
-            "\n\nSTRATEGY\nAttack with the strongest super-effective move; switch out of bad matchups."
-            "\n\nBATTLE LOG\nBattle started between Player 1 and Player 2!\n") in first2
-
-    # the system prompt of every decision is v3 byte for byte; refiner requests are apart and one only
-    decisions = [r for r in api.requests if not is_refiner(r)]
-    assert len(decisions) == len(p1.decision_log) + len(p2.decision_log) - 1
-    for request in decisions:
-        assert request.messages[0] == {"role": "system", "content": prompt.system_prompt()}
-        assert hashlib.sha256(request.messages[0]["content"].encode()).hexdigest() == SYSTEM_PROMPT_SHA256
-    [refine] = refiner_calls
-    assert api.requests.index(refine) == len(p1.decision_log)  # after game 1, before game 2's first decision
-    text = refine.messages[1]["content"]
-    assert "GAME 1 OF 1: you were Player 1; " in text and "you started it with harness version 0" in text
-    assert "YOUR ANSWERS\nturn 1: " in text and p1.decision_log[-1]["reason"] in text
-    assert "BATTLE LOG\nBattle started between Player 1 and Player 2!" in text
-    assert "YOUR HARNESS NOW (version 0, refined from 0 earlier games)\nNOTES\n(none yet)" in text
-
-    # the summaries: the harness version each game started with, the refiner's spend apart
-    s1, s2 = side_of(game1), side_of(game2)
-    assert (s1["harness_version"], s2["harness_version"]) == (0, 1)
-    assert (s1["refinements"], s1["refiner_cost_usd"]) == (0, 0)
-    entry = game2.decisions[0]
-    assert entry["kind"] == "refine" and entry["refined_games"] == [game1.spec.game_id]
-    assert entry["cost_usd"] > 0 and entry["input_tokens"] > 0 and entry["decision"] == 0
-    later = [(d.get("kind"), d["harness_version"]) for d in game2.decisions[1:]]
-    assert later == [(None, 1)] * (len(game2.decisions) - 1)
-    assert {d["harness_version"] for d in game1.decisions} == {0}
-    assert s2["refinements"] == 1 and s2["refined_games"] == [game1.spec.game_id]
-    assert s2["refiner_cost_usd"] == pytest.approx(entry["cost_usd"]) and s2["refiner_output_tokens"] > 0
-    assert s2["answers"] == len(game2.decisions) - 1 and s2["reasks"] == 0
-    assert s2["cost_usd"] == pytest.approx(sum(d["cost_usd"] for d in game2.decisions[1:]))
-    assert s2["total_cost_usd"] == pytest.approx(s2["cost_usd"] + s2["refiner_cost_usd"])
-    assert s2["refine_applied"] == 3 and s2["refine_error"] is None
-    assert [r["why"] for r in s2["refine_rejected"]] == [
-        "unknown op 'fly'; the ops are add_note, update_note, delete_note, add_skill, update_skill, "
-        "delete_skill, set_strategy", "there is no note 7: there are no notes"]
-
-    # the state file in the run folder, with its history; game 2's trajectory waits for the next game
-    store = HarnessStore(tmp_path / RUN / "continual", "continual")
-    state = store.read()
-    assert (state["version"], state["games_seen"], state["notes"]) == (1, 1, ["Sample note from game 1"])
-    [history] = state["history"]
-    assert history["games"] == [game1.spec.game_id] and history["by_game"] == game2.spec.game_id
-    assert len(history["applied"]) == 3 and len(history["rejected"]) == 2 and history["cost_usd"] > 0
-    assert [p.stem for p in store.pending_dir.glob("*.json")] == [game2.spec.game_id]
-    assert [p.stem for p in store.read_dir.glob("*.json")] == [game1.spec.game_id]
-    assert not list(store.folder.glob(".*.tmp"))
-
-    # the run store takes the refine entry as one more decision row
-    with RunStore(tmp_path / "store.sqlite") as db:
-        for outcome in (game1, game2):
-            db.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
-        rows = db.decisions()
-    assert (rows["kind"] == "refine").sum() == 1 and len(rows) == len(game1.decisions) + len(game2.decisions)
+    @staticmethod
+    def edits(number: int, refinement: int) -> list[Any]:
+        if refinement == 1:
+            return [
+                [{"op": "rewrite", "text": "STRATEGY ONE: attack with super effective moves."}],
+                [{"op": "add", "text": "Ground moves do not affect Flying types.", "importance": 4},
+                 {"op": "update", "id": "m99", "text": "no such entry"}],
+                [{"op": "add", "name": "check immunities", "when": "before attacking", "steps": "read its types"}],
+                [{"op": "add", "name": "type_checker", "when": "unsure of a matchup",
+                  "instructions": "Name the best move by type."}],
+            ][number - 1]
+        return [[{"op": "rewrite", "text": "x" * 5000}], [{"op": "demote", "id": "m1"}],
+                "not a list", []][number - 1]
 
 
-def test_a_failing_refiner_leaves_the_harness_and_the_games_go_on(showdown, api, tmp_path):
-    too_many = {"edits": [{"op": "add_note", "text": f"Note {i}"} for i in range(3)]
-                + [{"op": "set_strategy", "text": "x" * 51}, {"op": "add_skill", "name": "s", "text": "t"}]}
-    answers = {0: "I think you played well!", 1: Reply(status=400, error="bad request"), 2: json.dumps(too_many)}
-    scripted(api, lambda n: answers[n])
-    outcomes, players = play_run(showdown, api, tmp_path, pairs=2, max_notes=2, max_strategy_chars=50)
-    sides = [side_of(o) for o in outcomes]
-    assert len(outcomes) == 4  # every game is a result
-
-    # garbage JSON, then an API error: recorded, nothing changes, no game is lost
-    assert "not a JSON object with an 'edits' list" in sides[1]["refine_error"]
-    assert sides[2]["refine_error"].startswith("LLMAPIError: ") and "HTTP 400" in sides[2]["refine_error"]
-    assert [s["harness_version"] for s in sides] == [0, 0, 0, 1]
-    assert first_user_message(players[2]).startswith("YOUR HARNESS (version 0, refined from 0 earlier games")
-    assert outcomes[1].decisions[0]["cost_usd"] > 0  # the garbage answer was paid for
-    assert outcomes[2].decisions[0]["cost_usd"] is None and sides[2]["refiner_cost_usd"] is None
-
-    # then caps: two notes at most, the strategy too long; the rest applies
-    assert sides[3]["refine_applied"] == 3
-    assert sorted(r["why"] for r in sides[3]["refine_rejected"]) == [
-        "at most 2 notes: delete or merge notes first", "the strategy is 51 characters; the limit is 50"]
-    assert "NOTES\n1. Note 0\n2. Note 1\n\nSKILLS\n- s: t\n\nSTRATEGY\n(none yet)" in first_user_message(players[3])
-    state = HarnessStore(tmp_path / RUN / "continual", "continual").read()
-    assert (state["version"], state["games_seen"], len(state["notes"])) == (1, 1, 2)
-    assert [bool(h.get("error")) for h in state["history"]] == [True, True, False]
-    assert state["history"][0]["games"] == [outcomes[0].spec.game_id]
+def _pokebench(cwd: Path, api: LocalOpenAI, *args: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url)
+    return subprocess.Popen([sys.executable, "-m", "pokebench", *args], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-# ---- the state module -----------------------------------------------------------------------------
+def _finish(proc: subprocess.Popen[str]) -> None:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
 
 
-def state_with(notes: list[str], **other: Any) -> dict[str, Any]:
-    return {**empty_state(), "notes": list(notes), **other}
+def _stored(db: Path) -> set[str]:
+    if not db.exists():
+        return set()
+    with sqlite3.connect(db) as raw:
+        return {row[0] for row in raw.execute("SELECT game_id FROM games")}
 
 
-def test_edits_are_validated_against_the_version_the_refiner_saw():
-    caps = Caps(max_notes=3, max_skills=1)
-    seen = state_with(["a", "b", "c"], skills={"k": "v"})
-    result = apply_edits(seen, [
-        {"op": "add_note", "text": "d"},  # over the cap until note 2 goes: checked after the batch
-        {"op": "delete_note", "index": 2},
-        {"op": "update_note", "index": 1, "text": "  a,\n  revised "},
-        {"op": "update_note", "index": 1, "text": "again"},
-        {"op": "delete_note", "index": 0},
-        {"op": "delete_note", "index": True},
-        {"op": "add_note", "text": "c"},
-        {"op": "add_skill", "name": "k", "text": "w"},
-        {"op": "update_skill", "name": "nope", "text": "w"},
-        {"op": "add_note", "text": "x" * 301},
-        "not an object",
-    ], caps)
-    assert result.state["notes"] == ["a, revised", "c", "d"] and len(result.applied) == 3
-    assert [r["why"] for r in result.rejected] == [
-        "note 1 was already changed (by this refinement or another)",
-        "there is no note 0: the notes are numbered 1 to 3",
-        "'index' must be the number of a note as listed (1, 2, ...)",
-        "this note exists already", "skill 'k' exists already; use update_skill", "there is no skill 'nope'",
-        "'text' is 301 characters; the limit is 300", "an edit must be a JSON object with an 'op'"]
-    assert seen["notes"] == ["a", "b", "c"]  # the input is not changed
-
-    # indexes name the notes the refiner saw, even when another refinement changed the list meanwhile
-    latest = state_with(["new", "a", "c"])
-    result = apply_edits(latest, [{"op": "delete_note", "index": 1}, {"op": "update_note", "index": 2, "text": "B"}],
-                         caps, seen)
-    assert result.state["notes"] == ["new", "c"] and [r["why"] for r in result.rejected] == [
-        "note 2 was already changed (by this refinement or another)"]
-
-    # the caps: too many notes and skills are taken back, newest first; and at most max_edits edits
-    result = apply_edits(empty_state(), [{"op": "add_note", "text": str(i)} for i in range(5)]
-                         + [{"op": "add_skill", "name": n, "text": "t"} for n in "xy"], caps)
-    assert result.state["notes"] == ["0", "1", "2"] and result.state["skills"] == {"x": "t"}
-    assert [r["edit"].get("name", r["edit"].get("text")) for r in result.rejected] == ["4", "3", "y"]
-    result = apply_edits(empty_state(), [{"op": "set_strategy", "text": str(i)} for i in range(25)], Caps())
-    assert len(result.applied) == 20 and result.state["strategy"] == "19" and len(result.rejected) == 5
-    assert apply_edits(empty_state(), {"op": "add_note"}, caps).rejected[0]["why"] == "'edits' must be a list"
+def _harness_side(sides: dict[str, Any], player: str) -> dict[str, Any]:
+    return next(s for s in sides.values() if s["player"] == player)
 
 
-def test_refiner_answers_are_read_as_strict_json():
-    assert parse_edits('{"edits": [{"op": "add_note", "text": "a"}]}') == [{"op": "add_note", "text": "a"}]
-    assert parse_edits('Sure.\n```json\n{"edits": []}\n```\nDone.') == []
-    assert parse_edits('My edits: {"edits": [1]} -- that is all') == [1]
-    for bad in ("", "no json here", '{"edit": []}', '{"edits": {}}', "[1, 2]"):
-        with pytest.raises(ValueError):
-            parse_edits(bad)
+@pytest.mark.slow
+def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(api, tmp_path):
+    script = Script()
+    api.policy = script
+    api.requests.clear()
+    args = ["+run=ch-smoke", "server.sim_processes=1", f"players.ch-local.model.prices={PRICES}",
+            f"players.local.model.prices={PRICES}"]
+    run_dir = tmp_path / "runs" / "ch-smoke"
+    db, files = run_dir / "store.sqlite", HarnessFiles(run_dir / "players" / "ch-local")
+    epoch_games = {e: {s.game_id for s in build_schedule("ch-smoke", "pokebench-2026", 3,
+                                                         [("ch-local", "max-damage"), ("local", "max-damage")])
+                       if s.pair == e} for e in (1, 2, 3)}
+
+    # killed (SIGKILL) inside epoch 2, once its version is fixed and one of its games is stored
+    script.slow_epoch = 2
+    proc = _pokebench(tmp_path, api, *args, "publish=false")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (_stored(db) & epoch_games[2]):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert _stored(db) & epoch_games[2] and not epoch_games[2] <= _stored(db), "the kill came too early or too late"
+    state = files.read_state()
+    assert state.epochs == {"1": 0, "2": 1} and len(state.attempts) == 1
+    v1 = files.version_path(1).read_bytes()
+
+    script.slow_epoch = None
+    _finish(_pokebench(tmp_path, api, *args))
+    state = files.read_state()
+    assert state.epochs == {"1": 0, "2": 1, "3": 2}, "the resumed run kept epoch 2's version and refined once more"
+    assert len(state.attempts) == 2 and files.version_path(1).read_bytes() == v1
+
+    with RunStore.open_existing(db) as store:
+        games = store.games().set_index("game_id")
+        sides = store.game_players()
+        decisions = store.decisions()
+    assert set(games.index) == set().union(*epoch_games.values())
+    # every game of an epoch, replayed or not, carries that epoch's version
+    for epoch, ids in epoch_games.items():
+        versions = {_harness_side(sides[g], "ch-local")["harness_version"] for g in ids if g.startswith("ch-")}
+        assert versions == {epoch - 1}
+        assert {_harness_side(sides[g], "ch-local")["harness_epoch"] for g in ids if g.startswith("ch-")} == {epoch}
+    # the order of events: refinement k ran after every game of epoch k ended and before any game of k+1 began
+    for attempt in state.attempts:
+        done, next_epoch = attempt["epochs"][-1], attempt["before_epoch"]
+        assert attempt["games"] == sorted(g for g in epoch_games[done] if g.startswith("ch-"))
+        assert games.loc[list(epoch_games[done]), "ended_at"].max() < attempt["at"]
+        assert attempt["done_at"] < games.loc[list(epoch_games[next_epoch]), "started_at"].min()
+    # so no refiner request ever named a game of the epoch it refined for, or a later one
+    for n, request in enumerate(script.refiner):
+        text = request.messages[-1]["content"]
+        later = set().union(*(epoch_games[e] for e in range(n // 4 + 2, 4)))
+        assert not any(g in text for g in later) and any(g in text for g in epoch_games[n // 4 + 1])
+        assert "FAILURE SIGNATURES" in text
+
+    # what each pass changed, as recorded (old -> new), with the invalid edits rejected
+    v1s, v2s = files.read_version(1), files.read_version(2)
+    assert v1s.parent == 0 and v2s.parent == 1 and v1s.trigger["epochs"] == [1] and v2s.trigger["epochs"] == [2]
+    assert v1s.passes["prompt"]["applied"][0]["new"].startswith("STRATEGY ONE")
+    assert "no memory entry 'm99'" in v1s.passes["memory"]["rejected"][0]["why"]
+    assert [a.name for a in v1s.harness.subagents] == ["type_checker"] and len(v1s.calls) == 4
+    assert "budget is 1200" in v2s.passes["prompt"]["rejected"][0]["why"]
+    assert "not a JSON object with an 'edits' list" in v2s.passes["skills"]["rejected"][0]["why"]
+    assert v2s.harness.strategy == v1s.harness.strategy and v2s.harness.memory[0].importance == 3
+    assert set(v1s.trigger["signatures"]) == set(signatures.KINDS)
+
+    # the first message of a game with the harness; the system prompt is the method's, byte for byte
+    plays = [r for r in api.requests if r.messages[0]["content"] != "" and REFINER_MARKER not in
+             r.messages[0]["content"] and ADVISOR not in r.messages[0]["content"]]
+    assert {hashlib.sha256(r.messages[0]["content"].encode()).hexdigest() for r in plays} == {SYSTEM_PROMPT_SHA256}
+    firsts = {r.messages[1]["content"] for r in plays}
+    assert any(f.startswith("YOUR HARNESS (version 1, used by every game of epoch 2") and "STRATEGY ONE" in f
+               and "type_checker" in f for f in firsts)
+    assert any(f.startswith("BATTLE LOG") for f in firsts)  # the plain player's first message is the method's
+
+    # a consultation: a recorded, priced API call, in the game's cost
+    consults = decisions[decisions.get("kind").eq("consult")]
+    assert len(consults) == len([g for g in epoch_games[2] | epoch_games[3] if g.startswith("ch-")])
+    assert consults.input_tokens.gt(0).all() and consults.cost_usd.gt(0).all()
+    assert set(consults.advisor) == {"type_checker"} and consults.advice.str.contains("weak").all()
+    game = consults.game_id.iloc[0]
+    side = _harness_side(sides[game], "ch-local")
+    in_game = decisions[(decisions.game_id == game) & (decisions.player == "ch-local")]
+    assert side["consultations"] == 1 and side["cost_usd"] == pytest.approx(in_game.cost_usd.sum())
+    assert side["answers"] == in_game.kind.isna().sum()
+
+    # published: the gain with its paired-bootstrap interval, the learning curve, the versions
+    site = tmp_path / "data" / "site" / "ch-smoke"
+    gain = pd.read_csv(site / "harness_gain.csv")
+    assert list(gain[["harness_player", "plain_player", "pairs"]].iloc[0]) == ["ch-local", "local", 3]
+    row = gain.iloc[0]
+    assert row.score_gain_lo <= row.score_gain <= row.score_gain_hi and row.refiner_cost_usd > 0
+    curve = pd.read_csv(site / "learning_curve.csv")
+    assert list(curve[curve.role == "harness"].harness_version) == [0, 1, 2]
+    assert list(curve[curve.role == "harness"].version_changed) == [False, True, True]
+    assert len(curve[curve.role == "plain"]) == 3
+    history = pd.read_csv(site / "harness_versions.csv")
+    assert list(history.version) == [0, 1, 2] and list(history.subagents_applied) == [0, 1, 0]
+
+    # training data: every answer of the stored games, with the teacher's labels
+    _finish(_pokebench(tmp_path, api, "export-training", "ch-smoke", "--teacher", "local"))
+    lines = (run_dir / "training-local.jsonl").read_text().splitlines()
+    items = [json.loads(line) for line in lines]
+    assert len(items) == decisions.kind.isna().sum()
+    assert all(i["messages"][-1]["role"] == "assistant" and i["messages"][0]["role"] == "system" for i in items)
+    assert {i["outcome"] for i in items} <= {"won", "lost", "tie"} and {i["player"] for i in items} == {"ch-local",
+                                                                                                        "local"}
+    assert all(isinstance(i["teacher"]["agrees"], bool) and i["teacher"]["legal"] for i in items)
+    assert {i["harness_version"] for i in items if i["player"] == "ch-local"} == {0, 1, 2}
 
 
-def test_the_state_file_is_written_atomically(tmp_path, monkeypatch):
-    store = HarnessStore(tmp_path, "p")
-    store.apply([{"op": "add_note", "text": "kept"}], empty_state(), ["g1"])
-    before = store.path.read_bytes()
-
-    def crash(src: str, dst: str) -> None:
-        assert Path(src).parent == Path(dst).parent and Path(src).name.startswith(".p.json.")
-        raise OSError("killed mid-write")
-
-    monkeypatch.setattr(continual_state.os, "replace", crash)
-    with pytest.raises(OSError):
-        store.apply([{"op": "add_note", "text": "lost"}], store.read(), ["g2"])
-    assert store.path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["p.json", "p.lock"]
-    assert store.read()["notes"] == ["kept"] and store.read()["version"] == 1
-
-
-_WORKER = """
-import sys
-from pokebench.players.continual.state import Caps, HarnessStore
-store = HarnessStore(sys.argv[1], "p", Caps(max_notes=1000))
-for i in range(int(sys.argv[3])):
-    store.apply([{"op": "add_note", "text": f"{sys.argv[2]}-{i}"}], store.read(), [f"{sys.argv[2]}-{i}"])
-"""
-
-
-def test_concurrent_refinements_lose_no_edit(tmp_path):
-    store = HarnessStore(tmp_path, "p", Caps(max_notes=1000))
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
-    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(tmp_path), f"proc{n}", "15"], env=env)
-             for n in range(2)]
-
-    def thread_worker(n: int) -> None:
-        for i in range(15):
-            store.apply([{"op": "add_note", "text": f"thread{n}-{i}"}], store.read(), [f"thread{n}-{i}"])
-
-    threads = [threading.Thread(target=thread_worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert all(p.wait(timeout=30) == 0 for p in procs)
-    state = store.read()
-    expected = {f"{who}-{i}" for who in ("proc0", "proc1", "thread0", "thread1", "thread2", "thread3")
-                for i in range(15)}
-    assert set(state["notes"]) == expected and len(state["notes"]) == 90
-    assert state["version"] == state["games_seen"] == len(state["history"]) == 90
-    assert [h["version"] for h in state["history"]] == list(range(1, 91))
-
-    # and a queued trajectory is claimed by one refinement only
-    for i in range(20):
-        store.add_trajectory(f"g{i:02d}", {"game_id": f"g{i:02d}", "finished_at": f"t{i:02d}"})
-    claimed: list[list[str]] = []
-    threads = [threading.Thread(target=lambda: claimed.append([t["game_id"] for t in store.claim()[1]]))
-               for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(g for batch in claimed for g in batch) == [f"g{i:02d}" for i in range(20)]
-    assert store.pending_count() == 0 and store.claim()[1] == []
-    store.add_trajectory("late", {"game_id": "late"})
-    assert store.claim(at_least=2)[1] == [] and store.pending_count() == 1  # refine_every: wait for 2
-
-
-def test_the_smoke_run_config_plans_one_game_at_a_time(monkeypatch):
-    import socket
-
-    with socket.socket() as endpoint:  # planning checks that the model's endpoint accepts connections
-        endpoint.bind(("127.0.0.1", 0))
-        endpoint.listen()
-        monkeypatch.setenv("POKEBENCH_BASE_URL", f"http://127.0.0.1:{endpoint.getsockname()[1]}/v1")
-        with initialize_config_dir(version_base=None, config_dir=str(conf_dir())):
-            cfg = compose("config", overrides=["+run=continual-smoke"])
-        plan = plan_run(cfg, "continual-smoke")
-    assert len(plan.specs) == 4 and cfg.concurrency == 1
-    assert cfg.players.continual._target_ == "pokebench.players.continual.player.ContinualHarnessPlayer"
-    assert cfg.players.continual.refine_every == 1 and cfg.players.continual.model.name == "local"
+@pytest.mark.slow
+def test_a_frozen_harness_is_played_as_loaded_and_the_refiner_is_never_called(api, tmp_path):
+    script = Script()
+    api.policy = script
+    api.requests.clear()
+    saved = tmp_path / "saved.json"
+    saved.write_text(Harness(strategy="FROZEN STRATEGY: switch less.").model_dump_json())
+    _finish(_pokebench(tmp_path, api, "+run=ch-smoke", "pairs=2", "publish=false", "server.sim_processes=1",
+                       "matchups=[[ch-local,max-damage]]", "players.ch-local.mode=frozen",
+                       f"players.ch-local.load_from={saved}"))
+    assert script.refiner == []
+    with RunStore.open_existing(tmp_path / "runs" / "ch-smoke" / "store.sqlite") as store:
+        sides = [_harness_side(s, "ch-local") for s in store.game_players().values()]
+    assert len(sides) == 4 and {(s["harness_version"], s["harness_mode"]) for s in sides} == {(0, "frozen")}
+    firsts = [r.messages[1]["content"] for r in api.requests if len(r.messages) == 2]
+    assert len(firsts) == 4 and all("FROZEN STRATEGY: switch less." in f for f in firsts)
+    state = HarnessFiles(tmp_path / "runs" / "ch-smoke" / "players" / "ch-local").read_state()
+    assert state.mode == "frozen" and state.attempts == [] and str(saved) in (state.loaded_from or "")

@@ -24,7 +24,7 @@ from pokebench.llm.client import ModelConfig
 from pokebench.players.continual import signatures as sig
 from pokebench.players.continual.harness import Budgets
 from pokebench.players.continual.refiner import RefinementFailed, refine
-from pokebench.players.continual.versions import HarnessFiles, Snapshot
+from pokebench.players.continual.versions import HarnessFiles, Snapshot, State
 from pokebench.util import utc_now
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class HarnessRefiner:
         state.active_epoch = epoch
         self.files.write_state(state)
 
-    async def _refine(self, state: Any, epoch: int) -> None:
+    async def _refine(self, state: State, epoch: int) -> None:
         games = [t for t in (self.files.read_trajectory(g) for g in state.pending_games) if t is not None]
         missing = [g for g in state.pending_games if self.files.read_trajectory(g) is None]
         attempt: dict[str, Any] = {"at": utc_now(), "before_epoch": epoch, "epochs": list(state.pending_epochs),
