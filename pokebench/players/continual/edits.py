@@ -246,64 +246,58 @@ def _named(items: list[Any], name: str, what: str) -> Any:
     return found
 
 
-def _skills(h: Harness, edit: Any, b: Budgets) -> tuple[Any, Any]:
-    if isinstance(edit, AddSkill):
-        name = _limit(edit.name, b.skill_name_chars, "the skill's name")
-        when, steps = _limit(edit.when, b.skill_chars, "'when'"), _limit(edit.steps, b.skill_chars, "'steps'")
-        twin = next((s for s in h.skills if similar(s.name, name, b.duplicate_ratio)
-                     or similar(s.steps, steps, b.duplicate_ratio)), None)
-        if twin is not None:
-            old = twin.model_dump()
-            twin.when, twin.steps = when, steps
-            return _merged(old, twin)
-        if len(h.skills) >= b.skills:
-            raise Rejected(f"at most {b.skills} skills: remove or merge one first")
-        skill = Skill(name=name, when=when, steps=steps)
-        h.skills.append(skill)
-        return None, skill.model_dump()
-    target = _named(h.skills, edit.name, "skill")
-    old = target.model_dump()
-    if isinstance(edit, RemoveSkill):
-        h.skills.remove(target)
-        return old, None
-    if edit.when is None and edit.steps is None:
-        raise Rejected("an update needs 'when' or 'steps'")
-    if edit.when is not None:
-        target.when = _limit(edit.when, b.skill_chars, "'when'")
-    if edit.steps is not None:
-        target.steps = _limit(edit.steps, b.skill_chars, "'steps'")
-    return old, target.model_dump()
+@dataclass(frozen=True)
+class _NamedPart:
+    """A part made of named items (skills, advisors): add, update, remove; near-duplicates merged."""
+
+    attr: str  # the Harness field
+    what: str  # how messages name an item
+    model: type[Skill] | type[SubAgent]
+    fields: dict[str, str]  # text field -> the Budgets field of its limit
+    body: str  # the field compared for near-duplicates (with the name)
+    cap: str  # the Budgets field of the number of items
+
+    def name(self, raw: str, b: Budgets) -> str:
+        if self.model is SubAgent:
+            if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", raw):
+                raise Rejected("an advisor's name is lower case letters, digits and _ (at most 32), "
+                               "starting with a letter")
+            return raw
+        return _limit(raw, b.skill_name_chars, f"the {self.what}'s name")
+
+    def __call__(self, h: Harness, edit: Any, b: Budgets) -> tuple[Any, Any]:
+        items: list[Any] = getattr(h, self.attr)
+        if edit.op == "add":
+            name = self.name(edit.name, b)
+            values = {f: _limit(getattr(edit, f), getattr(b, limit), f"'{f}'") for f, limit in self.fields.items()}
+            twin = next((i for i in items if similar(i.name, name, b.duplicate_ratio)
+                         or similar(getattr(i, self.body), values[self.body], b.duplicate_ratio)), None)
+            if twin is not None:  # a near-duplicate: merge into the existing item
+                old = twin.model_dump()
+                for f, value in values.items():
+                    setattr(twin, f, value)
+                return _merged(old, twin)
+            if len(items) >= getattr(b, self.cap):
+                raise Rejected(f"at most {getattr(b, self.cap)} {self.what}s: remove or merge one first")
+            item = self.model(name=name, **values)
+            items.append(item)
+            return None, item.model_dump()
+        target = _named(items, edit.name, self.what)
+        old = target.model_dump()
+        if edit.op == "remove":
+            items.remove(target)
+            return old, None
+        given = {f: getattr(edit, f) for f in self.fields if getattr(edit, f) is not None}
+        if not given:
+            raise Rejected(f"an update needs {' or '.join(repr(f) for f in self.fields)}")
+        for f, value in given.items():
+            setattr(target, f, _limit(value, getattr(b, self.fields[f]), f"'{f}'"))
+        return old, target.model_dump()
 
 
-def _subagents(h: Harness, edit: Any, b: Budgets) -> tuple[Any, Any]:
-    if isinstance(edit, AddSubAgent):
-        if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", edit.name):
-            raise Rejected("an advisor's name is lower case letters, digits and _ (at most 32), starting with a letter")
-        when = _limit(edit.when, b.skill_chars, "'when'")
-        instructions = _limit(edit.instructions, b.subagent_chars, "the instructions")
-        twin = next((a for a in h.subagents if a.name == edit.name
-                     or similar(a.instructions, instructions, b.duplicate_ratio)), None)
-        if twin is not None:
-            old = twin.model_dump()
-            twin.when, twin.instructions = when, instructions
-            return _merged(old, twin)
-        if len(h.subagents) >= b.subagents:
-            raise Rejected(f"at most {b.subagents} advisors: remove one first")
-        agent = SubAgent(name=edit.name, when=when, instructions=instructions)
-        h.subagents.append(agent)
-        return None, agent.model_dump()
-    target = _named(h.subagents, edit.name, "advisor")
-    old = target.model_dump()
-    if isinstance(edit, RemoveSubAgent):
-        h.subagents.remove(target)
-        return old, None
-    if edit.when is None and edit.instructions is None:
-        raise Rejected("an update needs 'when' or 'instructions'")
-    if edit.when is not None:
-        target.when = _limit(edit.when, b.skill_chars, "'when'")
-    if edit.instructions is not None:
-        target.instructions = _limit(edit.instructions, b.subagent_chars, "the instructions")
-    return old, target.model_dump()
+_skills = _NamedPart("skills", "skill", Skill, {"when": "skill_chars", "steps": "skill_chars"}, "steps", "skills")
+_subagents = _NamedPart("subagents", "advisor", SubAgent, {"when": "skill_chars", "instructions": "subagent_chars"},
+                        "instructions", "subagents")
 
 
 _APPLY = {"prompt": _strategy, "memory": _memory, "skills": _skills, "subagents": _subagents}
