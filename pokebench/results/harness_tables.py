@@ -38,22 +38,26 @@ _SCORE = {"p1": 1.0, "p2": 0.0, "tie": 0.5}
 def _sides(games: pd.DataFrame, players: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """One row per (game, side): player, opponent, score, and the side's summary."""
     rows = []
-    for g in games.itertuples():
+    for g in _records(games):
         for side, other in (("p1", "p2"), ("p2", "p1")):
-            summary = (players.get(g.game_id) or {}).get(side) or {}
-            score = _SCORE[g.winner] if side == "p1" else 1.0 - _SCORE[g.winner]
-            rows.append({"game_id": g.game_id, "run": g.run, "pair": int(g.pair), "player": getattr(g, side),
-                         "opponent": getattr(g, other), "score": score, "summary": summary})
+            summary = (players.get(g["game_id"]) or {}).get(side) or {}
+            score = _SCORE[g["winner"]] if side == "p1" else 1.0 - _SCORE[g["winner"]]
+            rows.append({"game_id": g["game_id"], "run": g["run"], "pair": int(g["pair"]), "player": g[side],
+                         "opponent": g[other], "score": score, "summary": summary})
     return pd.DataFrame(rows)
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in row.items()} for row in table.to_dict("records")]
 
 
 def couples(sides: pd.DataFrame) -> list[tuple[str, str]]:
     """(harness player, plain partner) couples: same model and reasoning, the partner without a harness."""
     info: dict[str, dict[str, Any]] = {}
-    for row in sides.itertuples():
-        s = row.summary
+    for row in _records(sides):
+        s = row["summary"]
         if s.get("model") is not None:
-            info.setdefault(row.player, {"model": s.get("model"), "reasoning": s.get("reasoning"),
+            info.setdefault(row["player"], {"model": s.get("model"), "reasoning": s.get("reasoning"),
                                          "harness": "harness_version" in s})
     harness = [p for p, i in info.items() if i["harness"]]
     plain = [p for p, i in info.items() if not i["harness"]]
@@ -122,15 +126,16 @@ def curve_table(sides: pd.DataFrame) -> pd.DataFrame:
         h = sides[sides.player == harness]
         epoch_pairs = next((int(s["epoch_pairs"]) for s in h.summary if s.get("epoch_pairs")), 1)
         version_of: dict[int, Any] = {}
-        for row in h.itertuples():
-            version_of.setdefault((row.pair - 1) // epoch_pairs + 1, row.summary.get("harness_version"))
+        for row in _records(h):
+            version_of.setdefault((row["pair"] - 1) // epoch_pairs + 1, row["summary"].get("harness_version"))
         for name, role in ((harness, "harness"), (plain, "plain")):
             mine = sides[(sides.player == name) & ~sides.opponent.isin([harness, plain])]
             mine = mine.assign(epoch=(mine.pair - 1) // epoch_pairs + 1)
             previous = None
-            for epoch, part in mine.groupby("epoch"):
-                version = version_of.get(int(epoch))
-                rows.append({"harness_player": harness, "player": name, "role": role, "epoch": int(epoch),
+            for epoch_key, part in mine.groupby("epoch"):
+                epoch = int(str(epoch_key))
+                version = version_of.get(epoch)
+                rows.append({"harness_player": harness, "player": name, "role": role, "epoch": epoch,
                              "first_pair": int(part.pair.min()), "last_pair": int(part.pair.max()),
                              "games": len(part), "score": round(float(part.score.mean()), 4),
                              "harness_version": version if role == "harness" else None,
@@ -206,7 +211,7 @@ def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], rati
     if games.empty:
         return {}
     sides = _sides(games, players)
-    harness = sorted({row.player for row in sides.itertuples() if "harness_version" in row.summary})
+    harness = sorted({str(row["player"]) for row in _records(sides) if "harness_version" in row["summary"]})
     if not harness:
         return {}
     return {"harness_gain": gain_table(sides, ratings, refiner_costs(run_dirs, harness)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Callable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -300,4 +300,4 @@ _subagents = _NamedPart("subagents", "advisor", SubAgent, {"when": "skill_chars"
                         "instructions", "subagents")
 
 
-_APPLY = {"prompt": _strategy, "memory": _memory, "skills": _skills, "subagents": _subagents}
+_APPLY: dict[str, Callable[[Harness, Any, Budgets], tuple[Any, Any]]] = {"prompt": _strategy, "memory": _memory, "skills": _skills, "subagents": _subagents}

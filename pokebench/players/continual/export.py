@@ -51,8 +51,8 @@ def _outcomes(run_dir: Path) -> dict[str, dict[str, Any]]:
     games: dict[str, dict[str, Any]] = {}
     for path in run_stores(run_dir):
         with RunStore.open_existing(path) as store:
-            for row in store.games().itertuples():
-                games[row.game_id] = {"winner": row.winner, "p1": row.p1, "p2": row.p2}
+            for row in store.games().to_dict("records"):
+                games[str(row["game_id"])] = {"winner": row["winner"], "p1": row["p1"], "p2": row["p2"]}
     return games
 
 
@@ -94,7 +94,7 @@ def teacher_config(name: str) -> ModelConfig:
         raise SystemExit(f"error: no model config {name!r} (conf/model/{name}.yaml); models: {known}")
     raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     assert isinstance(raw, dict)
-    return ModelConfig.from_dict(raw)
+    return ModelConfig.from_dict({str(k): v for k, v in raw.items()})
 
 
 async def relabel(items: list[dict[str, Any]], config: ModelConfig, concurrency: int = 4) -> None:

@@ -96,4 +96,5 @@ class HarnessRefiner:
 
 def _total(calls: list[dict[str, Any]]) -> float | None:
     costs = [c.get("cost_usd") for c in calls]
-    return round(sum(costs), 10) if costs and None not in costs else (0.0 if not costs else None)
+    known = [float(c) for c in costs if c is not None]
+    return round(float(sum(known)), 10) if len(known) == len(costs) else None
