@@ -5,10 +5,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RUN ?= bots-calibration
 SERVER_STAMP := showdown-server/node_modules/.pokebench-installed
+ORACLE_STAMP := showdown-server/oracle/node_modules/.pokebench-installed
 
 .PHONY: setup run test test-fast lint bench clean-runs
 
-setup: $(VENV)/.installed $(SERVER_STAMP)
+setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP)
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "PokéBench needs Python 3.11 or newer; run make PYTHON=python3.11 ..."'
@@ -22,6 +23,12 @@ $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json 
 	@command -v node >/dev/null || { echo "Node.js is missing: install Node.js 20 (https://nodejs.org), then run make again." >&2; exit 1; }
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
 	$(PY) -m pokebench.cli.server install
+	touch $@
+
+# Test-only: the independent battle-text renderer the tests compare PokéBench's text with (@pkmn/view).
+$(ORACLE_STAMP): showdown-server/oracle/package.json showdown-server/oracle/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
+	cd showdown-server/oracle && npm ci --no-audit --no-fund
 	touch $@
 
 run: setup

@@ -19,7 +19,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 __all__ = ["checkout_dir", "conf_dir", "server_sources_dir", "server_dir", "showdown_package_dir",
-           "generated_dir", "home_dir", "RUNS_DIR", "SITES_DIR"]
+           "generated_dir", "home_dir", "text_oracle_dir", "RUNS_DIR", "SITES_DIR"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 _DATA = PACKAGE_ROOT / "_data"
@@ -63,6 +63,11 @@ def server_dir() -> Path:
 def showdown_package_dir() -> Path:
     """The installed ``pokemon-showdown`` npm package."""
     return server_dir() / "node_modules" / "pokemon-showdown"
+
+
+def text_oracle_dir() -> Path:
+    """The test-only independent battle-text renderer's npm packages (``showdown-server/oracle``, checkout only)."""
+    return server_dir() / "oracle"
 
 
 def generated_dir() -> Path:

@@ -205,8 +205,11 @@ def test_feed_takes_poke_env_split_lines_and_multi_line_strings() -> None:
     assert text.feed([["", "move", "p1a: Carbink", "Body Press", "p2a: Calyrex"]]) == ["Carbink used Body Press!"]
 
 
-def test_percentages_have_one_decimal_and_none_when_whole() -> None:
-    assert [format_percentage(x) for x in (30.794, 50.0, 49.999, 0.04, -12.5)] == ["30.8%", "50%", "50%", "0%", "12.5%"]
+def test_percentages_are_written_as_the_client_writes_them() -> None:
+    """Whole numbers bare, else one decimal rounded half up (JavaScript's toFixed): 71.96 is "72.0%", not "72%"."""
+    assert [format_percentage(x) for x in (30.794, 50.0, 49.999, 71.96, 0.04, -12.5, 12.25)] == \
+        ["30.8%", "50%", "50.0%", "72.0%", "0.0%", "12.5%", "12.3%"]
+    assert format_percentage(29.6, 0) == "30%"
 
 
 def test_bad_perspective_is_refused() -> None:

@@ -7,16 +7,18 @@ renderers read that JSON and never start node themselves.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any, Iterable
 
 from pokebench import paths
 from pokebench.showdown.errors import ServerError
 
 __all__ = ["MIN_NODE_MAJOR", "node_version", "node_command", "run_script", "GENERATED_EXPORTS",
-           "export_generated"]
+           "export_generated", "run_text_oracle"]
 
 MIN_NODE_MAJOR = 18
 
@@ -55,11 +57,11 @@ def script_path(name: str) -> Path:
     return paths.server_sources_dir() / "scripts" / name
 
 
-def run_script(name: str, *args: str, timeout: float = 600) -> str:
+def run_script(name: str, *args: str, timeout: float = 600, stdin: str | None = None) -> str:
     """Run ``showdown-server/scripts/<name>`` with the installed package's folder as first argument; its stdout."""
     cmd = node_command(str(script_path(name)), str(paths.showdown_package_dir()), *args)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, input=stdin)
     except (OSError, subprocess.SubprocessError) as err:
         raise ServerError(f"Could not run {name} with Node.js: {err!r}. Run `make setup`.") from err
     if done.returncode != 0:
@@ -75,3 +77,19 @@ def export_generated(out_dir: Path | None = None) -> list[Path]:
         run_script(script, str(out_dir / filename))
         written.append(out_dir / filename)
     return written
+
+
+def run_text_oracle(games: Iterable[dict[str, Any]], timeout: float = 1800) -> list[dict[str, Any]]:
+    """Replay games' input logs and render each side with the independent renderer (test-only).
+
+    `games`: ``{"id": ..., "input_log": [...]}``. Returns, per game in order, ``{"id", "p1", "p2"}`` where
+    each side has the ``chunks`` the simulator sent it and ``text``, @pkmn/view's ``LogFormatter`` rendering
+    of them (``showdown-server/scripts/text_oracle.js``; its packages: ``showdown-server/oracle``).
+    """
+    oracle = paths.text_oracle_dir()
+    if not (oracle / "node_modules" / "@pkmn" / "view").is_dir():
+        raise ServerError(f"The text oracle's npm packages are not installed in {oracle}/node_modules. "
+                          "Run `make setup` (it runs `npm ci` there).")
+    stdin = "".join(json.dumps({"id": g["id"], "input_log": list(g["input_log"])}) + "\n" for g in games)
+    out = run_script("text_oracle.js", str(oracle), timeout=timeout, stdin=stdin)
+    return [json.loads(line) for line in out.splitlines() if line.strip()]

@@ -1,4 +1,9 @@
-"""What a player reads: the battle log in Showdown's words, the v3 prompt, and how answers are parsed."""
+"""What a player reads: the battle log in Showdown's words, the v3 prompt, and how answers are parsed.
+
+``protocol`` (protocol lines and tables), ``templates`` (Showdown's text templates), ``names`` (how
+Pokémon, players and HP are named), ``renderer`` (:class:`BattleText`), ``battle_text`` (these together,
+and the replay CLI), ``differential`` (the comparison with an independent renderer), ``prompt``.
+"""
 
 from pokebench.text.battle_text import BattleText, BattleTextError, render_battle
 from pokebench.text.prompt import system_prompt, first_message, later_message, reask_message, refusal_message, parse_answer, ParsedAnswer, LegalAction, legal_actions
