@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_DIR, play, results
+from support.games import REPO_DIR, play, results
 from pokebench import paths
 from pokebench.play.schedule import build_schedule
 from pokebench.showdown import node
