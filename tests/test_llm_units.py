@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import time
 from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
@@ -95,7 +96,7 @@ def check_structure(text: str, headers: list[str]) -> list[str]:
     actions = lines[start:-2]
     assert actions, "no legal actions"
     for number, line in enumerate(actions, 1):
-        assert line.startswith(f"{number}. move ") or line.startswith(f"{number}. switch "), line
+        assert re.match(rf"{number}\. (move|switch|revive) ", line), line  # revive: Revival Blessing's choice
     return [line.split(". ", 1)[1] for line in actions]
 
 

@@ -144,9 +144,9 @@ class LLMPlayer(BenchPlayer):
             self._last_sent["refusal_error"] = refusal
             message = prompt.refusal_message(refusal, self._last_sent.get("action"), actions, events)
         elif len(self.messages) == 1:
-            message = self.first_message_prefix(battle) + prompt.first_message(battle, events)
+            message = self.first_message_prefix(battle) + prompt.first_message(battle, events, self._text)
         else:
-            message = prompt.later_message(battle, events)
+            message = prompt.later_message(battle, events, self._text)
         if refusal is None:
             self._decision_index += 1
         reask = refusal is not None

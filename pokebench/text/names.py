@@ -54,6 +54,7 @@ class Wording:
     def __init__(self, view: str, templates: dict[str, dict[str, str]]):
         self.view = view
         self.t = templates
+        self._popups: dict[tuple[str, str], str] = {}  # the abilities shown by the event being worded
 
     def tpl(self, kind: str, *namespaces: str | None) -> str:
         return lookup(self.t, kind, *namespaces)
@@ -84,6 +85,8 @@ class Wording:
         if not name:
             return ""
         template = self.t["default"]["abilityActivation"]
+        if holder:
+            self._popups[key(holder)] = effect_name(name)
         return POPUP + self.fill(template, POKEMON=self.pk(holder), ABILITY=effect_name(name))
 
     def maybe_ability(self, effect: str | None, holder: str | None) -> str:

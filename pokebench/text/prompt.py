@@ -27,6 +27,8 @@ from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.battle.pokemon_type import PokemonType
 
 from pokebench import paths
+from pokebench.text.protocol import key
+from pokebench.text.renderer import BattleText
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +143,10 @@ def _types_text(mon: Pokemon) -> str:
     return "/".join(type_name(t) for t in mon.types if t is not None)
 
 
-def _boosts_line(mon: Pokemon) -> str | None:
-    boosts = [(k, v) for k in BOOST_ORDER if (v := (mon.boosts or {}).get(k, 0))]
+def _boosts_line(mon: Pokemon, order: Sequence[str] = ()) -> str | None:
+    """``  Stat changes: spa -4, atk -1``: in the order the stats first changed (`order`), then the others."""
+    stats = [*order, *(k for k in BOOST_ORDER if k not in order)]
+    boosts = [(k, v) for k in stats if (v := (mon.boosts or {}).get(k, 0))]
     return "  Stat changes: " + ", ".join(f"{k} {v:+d}" for k, v in boosts) if boosts else None
 
 
@@ -163,6 +167,29 @@ def move_details(move_id: str) -> str:
     parts.append("never misses" if accuracy is True else f"{accuracy}% accuracy")
     desc = f": {entry['shortDesc']}" if entry.get("shortDesc") else ""
     return f"{move_name(move_id)} ({', '.join(parts)}{desc})"
+
+
+# --------------------------------------------------------------------------- what the battle log showed
+
+
+class Seen:
+    """What the player's battle log showed (its :class:`BattleText`): abilities from pop-ups, stat-change order.
+
+    Without a renderer (a caller that keeps no battle log), the opponent's ability is the one poke-env
+    knows and stat changes are in the fixed order.
+    """
+
+    def __init__(self, text: BattleText | None):
+        self.text = text
+
+    def ability(self, ident: str, mon: Pokemon) -> str | None:
+        """The ability the opponent's Pokémon was shown with: only once a pop-up revealed it."""
+        if self.text is None:
+            return ability_name(mon.ability) if mon.ability else None
+        return self.text.abilities_shown.get(key(ident))
+
+    def order(self, ident: str) -> list[str]:
+        return list(self.text.boost_order.get(key(ident), [])) if self.text is not None else []
 
 
 # --------------------------------------------------------------------------- the player's own team (from the request)
@@ -229,18 +256,20 @@ def _own_types(own: OwnMon) -> str:
 
 
 def _own_header(own: OwnMon, tag: str) -> str:
+    if own.fainted and own.active:  # a forced switch after a faint: it is no longer in the battle
+        return f"- {own.name} [fainted]"
     health = "fainted" if own.fainted else f"HP {own.hp}/{own.max_hp} ({_percent(own.hp, own.max_hp)}%){_status_suffix(own.status)}"
     return f"- {own.name} [{tag}], {_own_types(own)}, L{own.level}, {health}"
 
 
-def _own_full(own: OwnMon) -> list[str]:
+def _own_full(own: OwnMon, seen: Seen) -> list[str]:
     lines = [_own_header(own, "ACTIVE" if own.active else "bench")]
     tera = f"{own.tera_type} (terastallized)" if own.terastallized else (own.tera_type or "unknown")
     lines.append(f"  Ability: {ability_name(own.ability)}, Item: {item_name(own.item)}, Tera type: {tera}")
     lines.append("  Stats: " + ", ".join(f"{label} {own.stats[key]}" for key, label in STAT_NAMES if key in own.stats))
-    if own.active and own.mon is not None and (boosts := _boosts_line(own.mon)):
+    if own.active and not own.fainted and own.mon is not None and (boosts := _boosts_line(own.mon, seen.order(own.ident))):
         lines.append(boosts)
-    if own.active:
+    if own.active and not own.fainted:
         lines.append("  Moves: " + "; ".join(move_details(m) for m in own.moves))
     else:
         lines.append("  Moves: " + "; ".join(move_name(m) for m in own.moves))
@@ -262,27 +291,29 @@ def _opp_hp(mon: Pokemon) -> str:
     return f"HP {_percent(mon.current_hp or 0, mon.max_hp or 100)}%{_status_suffix(mon.status.name.lower() if mon.status else None)}"
 
 
-def _opp_entry(mon: Pokemon, tag: str) -> list[str]:
+def _opp_entry(mon: Pokemon, ident: str, tag: str, seen: Seen) -> list[str]:
+    if mon.fainted and tag == "ACTIVE":  # fainted, not replaced yet
+        tag = "fainted"
     lines = [f"- {species_name(mon)} [{tag}], {_types_text(mon)}, L{mon.level}, {_opp_hp(mon)}"]
     known = []
-    if mon.ability:
-        known.append(f"Ability: {ability_name(mon.ability)}")
+    if ability := seen.ability(ident, mon):
+        known.append(f"Ability: {ability}")
     if mon.item != "unknown_item":  # None or "": seen to have none (knocked off, used up)
         known.append(f"Item: {item_name(mon.item)}")
     if known:
         lines.append("  " + ", ".join(known))
-    if mon.active and (boosts := _boosts_line(mon)):
+    if mon.active and not mon.fainted and (boosts := _boosts_line(mon, seen.order(ident))):
         lines.append(boosts)
-    seen = [move_name(m) for m in mon.moves]
-    lines.append("  Moves seen: " + ("; ".join(seen) if seen else "none yet"))
+    moves = [move_name(m) for m in mon.moves]
+    lines.append("  Moves seen: " + ("; ".join(moves) if moves else "none yet"))
     return lines
 
 
-def _opponent_mons(battle: AbstractBattle) -> tuple[Pokemon | None, list[Pokemon], int]:
-    """(active, the others seen in order of appearance, how many not seen yet)."""
-    mons = list(battle.opponent_team.values())
-    active = battle.opponent_active_pokemon
-    others = [m for m in mons if m is not active]
+def _opponent_mons(battle: AbstractBattle) -> tuple[tuple[str, Pokemon] | None, list[Pokemon], int]:
+    """((ident, active), the others seen in order of appearance, how many not seen yet)."""
+    mons = list(battle.opponent_team.items())
+    active = next(((i, m) for i, m in mons if m is battle.opponent_active_pokemon), None)
+    others = [m for _, m in mons if m is not battle.opponent_active_pokemon]
     size = battle._team_size.get(battle.opponent_role or "", 6) if hasattr(battle, "_team_size") else 6
     return active, others, max(0, size - len(mons))
 
@@ -301,6 +332,11 @@ def _unseen(count: int) -> str:
 # --------------------------------------------------------------------------- the field
 
 
+def _since(turn: int) -> str:
+    """When a field condition started: "since turn 3", or "since the start" when set as the leads came in."""
+    return f"since turn {turn}" if turn else "since the start"
+
+
 def field_lines(battle: AbstractBattle) -> list[str]:
     """The ``FIELD`` block (hazards, screens, weather, terrain, rooms), or nothing when all is clear."""
     lines = []
@@ -310,9 +346,9 @@ def field_lines(battle: AbstractBattle) -> list[str]:
     terrains = [(f, t) for f, t in battle.fields.items() if f.name.endswith("_TERRAIN")]
     others = [(f, t) for f, t in battle.fields.items() if not f.name.endswith("_TERRAIN") and f.name != "UNKNOWN"]
     for terrain, since in terrains:
-        lines.append(f"Terrain: {_prettify(terrain.name)} (since turn {since})")
+        lines.append(f"Terrain: {_prettify(terrain.name)} ({_since(since)})")
     if others:
-        lines.append("Field effects: " + "; ".join(f"{_prettify(f.name)} (since turn {t})" for f, t in others))
+        lines.append("Field effects: " + "; ".join(f"{_prettify(f.name)} ({_since(t)})" for f, t in others))
 
     def side(conditions: dict[Any, int]) -> str:
         parts = []
@@ -324,7 +360,7 @@ def field_lines(battle: AbstractBattle) -> list[str]:
             elif cond.name in ("STEALTH_ROCK", "STICKY_WEB"):
                 parts.append(_prettify(cond.name))
             else:
-                parts.append(f"{_prettify(cond.name)} (since turn {value})")
+                parts.append(f"{_prettify(cond.name)} ({_since(value)})")
         return "; ".join(parts)
 
     me, them = side_label(battle.player_role), side_label(battle.opponent_role)
@@ -354,15 +390,17 @@ def legal_actions(battle: AbstractBattle) -> list[LegalAction]:
         requested = {m["id"]: m["move"] for m in (battle.last_request.get("active") or [{}])[0].get("moves", [])}
         names = {m.id: requested.get(m.id) or move_name(m.id) for m in battle.available_moves}
         actions += [LegalAction(f"move {names[m.id]}", m) for m in battle.available_moves]
-        if battle.can_tera:
-            tera = battle.active_pokemon.tera_type
+        if battle.can_tera:  # the type Showdown's request names (poke-env knows a Tera type only once used)
+            offered = (battle.last_request.get("active") or [{}])[0].get("canTerastallize")
+            tera = offered if isinstance(offered, str) else battle.active_pokemon.tera_type
             actions += [LegalAction(f"move {names[m.id]} + Terastallize ({type_name(tera)})", m, True)
                         for m in battle.available_moves]
     if not battle.trapped:
         details = {e["ident"]: e.get("details") for e in battle.last_request.get("side", {}).get("pokemon", [])}
+        verb = "revive" if battle.reviving else "switch"  # Revival Blessing: the choices are fainted Pokémon
         for mon in battle.available_switches:
             ident = next((i for i, m in battle.team.items() if m is mon), None)
-            actions.append(LegalAction(f"switch {species_name(mon, details.get(ident))}", mon))
+            actions.append(LegalAction(f"{verb} {species_name(mon, details.get(ident))}", mon))
     return actions
 
 
@@ -382,19 +420,24 @@ def _events(lines: Iterable[str]) -> list[str]:
     return lines if lines else ["(nothing new)"]
 
 
-def first_message(battle: AbstractBattle, log_lines: Iterable[str]) -> str:
-    """The first message of a game (method §3): log, whole team, opponent, field, legal actions."""
+def first_message(battle: AbstractBattle, log_lines: Iterable[str], text: BattleText | None = None) -> str:
+    """The first message of a game (method §3): log, whole team, opponent, field, legal actions.
+
+    `text` is the renderer that wrote the player's battle log: the opponent's abilities are the ones its
+    pop-ups showed, and stat changes are listed in the order it saw them.
+    """
+    seen = Seen(text)
     team = own_team(battle)
     active, others, unseen = _opponent_mons(battle)
     out = ["BATTLE LOG", *_events(log_lines), "", f"CURRENT STATE (turn {battle.turn})",
            f"YOUR TEAM ({side_label(battle.player_role)}):"]
     for own in team:
-        out += _own_full(own)
+        out += _own_full(own, seen)
     out += ["", f"OPPONENT'S TEAM ({side_label(battle.opponent_role)}), as far as you have seen it:"]
     if active is not None:
-        out += _opp_entry(active, "ACTIVE")
+        out += _opp_entry(active[1], active[0], "ACTIVE", seen)
     for mon in others:
-        out += _opp_entry(mon, "bench")
+        out += _opp_entry(mon, next(i for i, m in battle.opponent_team.items() if m is mon), "bench", seen)
     if unseen:
         out.append(f"- {_unseen(unseen)}")
     if block := field_lines(battle):
@@ -403,8 +446,9 @@ def first_message(battle: AbstractBattle, log_lines: Iterable[str]) -> str:
     return "\n".join(out)
 
 
-def later_message(battle: AbstractBattle, new_lines: Iterable[str]) -> str:
-    """A later message (method §3): new events, the state now in short form, legal actions."""
+def later_message(battle: AbstractBattle, new_lines: Iterable[str], text: BattleText | None = None) -> str:
+    """A later message (method §3): new events, the state now in short form, legal actions (`text`: as above)."""
+    seen = Seen(text)
     team = own_team(battle)
     active_own = [o for o in team if o.active]
     bench = [o for o in team if not o.active]
@@ -412,12 +456,14 @@ def later_message(battle: AbstractBattle, new_lines: Iterable[str]) -> str:
     out = ["NEW EVENTS", *_events(new_lines), "", f"STATE NOW (turn {battle.turn})", "YOUR ACTIVE POKÉMON:"]
     for own in active_own:
         out.append(_own_header(own, "ACTIVE"))
-        if own.mon is not None and (boosts := _boosts_line(own.mon)):
+        if own.fainted:
+            continue
+        if own.mon is not None and (boosts := _boosts_line(own.mon, seen.order(own.ident))):
             out.append(boosts)
         out.append("  Moves: " + "; ".join(move_name(m) for m in own.moves))
     out.append("YOUR BENCH: " + ("; ".join(_own_short(o) for o in bench) or "none"))
     out += ["", f"OPPONENT ({side_label(battle.opponent_role)}):"]
-    out += _opp_entry(active, "ACTIVE") if active is not None else ["- no active Pokémon"]
+    out += _opp_entry(active[1], active[0], "ACTIVE", seen) if active is not None else ["- no active Pokémon"]
     also = [_opp_short(m) for m in others] + ([_unseen(unseen)] if unseen else [])
     out.append("ALSO SEEN: " + ("; ".join(also) or "none"))
     if block := field_lines(battle):

@@ -56,6 +56,10 @@ class BattleText(Wording):
         self.species: dict[tuple[str, str], str] = {}
         self.active: dict[str, str] = {}  # position ('p1a') -> ident of the Pokémon there
         self.fainted: set[tuple[str, str]] = set()
+        # What the viewer was shown, for the state part of the prompt: each Pokémon's ability as its last
+        # pop-up named it, and the stats changed since it came in, in the order they first changed.
+        self.abilities_shown: dict[tuple[str, str], str] = {}
+        self.boost_order: dict[tuple[str, str], list[str]] = {}
         self.types: dict[tuple[str, str], tuple[str, ...]] = {}  # as the client knows them (Roost's text needs them)
         self.tera: dict[tuple[str, str], str] = {}
         self.weather = ""
@@ -100,8 +104,12 @@ class BattleText(Wording):
         method = HANDLERS.get(cmd) or ("" if cmd in PROTOCOL_ONLY or not cmd.startswith("-") else "_unknown")
         if not method:
             return []
+        self._popups.clear()
         parts = getattr(self, method)(cmd, args, kw)
-        return [] if "silent" in kw else self._emit(parts)
+        if "silent" in kw:
+            return []
+        self.abilities_shown.update(self._popups)
+        return self._emit(parts)
 
     def _emit(self, parts: list[str]) -> list[str]:
         """Clean the lines of one event; indent what follows an ability pop-up (also in the next event)."""
@@ -158,6 +166,11 @@ class BattleText(Wording):
             kind = SWAP_BOOSTS.get(effect_id(kw.get("from")), kind)
         if cmd == "faint":
             self.fainted.add(key(args[0] if args else ""))
+            self.boost_order.pop(key(args[0] if args else ""), None)
+        if cmd == "-clearallboost":
+            self.boost_order.clear()
+        elif cmd in ("-clearboost", "-setboost") and args:
+            self.boost_order[key(args[0])] = [args[1]] if cmd == "-setboost" and len(args) > 1 else []
         if cmd == "-terastallize" and len(args) > 1:
             self.tera[key(args[0])] = args[1]
             self.types[key(args[0])] = (args[1],)
@@ -189,6 +202,8 @@ class BattleText(Wording):
         if cmd == "replace" and previous and key(previous) in self.hp:
             self.hp[who] = self.hp[key(previous)]
         species = details.split(",")[0].strip() or who[1]
+        if previous and cmd != "replace":
+            self.boost_order.pop(key(previous), None)
         self.active[position], self.species[who] = ident, species
         self._set_types(who, species_types(species))
         self.fainted.discard(who)
@@ -430,6 +445,9 @@ class BattleText(Wording):
         ident, stat, amount = pad(args, 3)
         frm = kw.get("from") or ""
         n = int(amount) if amount.lstrip("-").isdigit() else 1
+        order = self.boost_order.setdefault(key(ident), [])
+        if stat and stat not in order:
+            order.append(stat)
         kind = cmd[1:] + ("3" if n >= 3 else "2" if n == 2 else "0" if n == 0 else "")
         kind += "FromItem" if n and frm.startswith("item:") else ""
         return [self.popup_from(kw, ident),
