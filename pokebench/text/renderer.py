@@ -68,9 +68,9 @@ class BattleText(Wording):
         self._split: tuple[str, int] | None = None  # (side, lines of the split section seen)
         self._after_popup = False
         self._name_patterns: dict[re.Pattern[str], str] = {}
-        prefixes = {self.t["default"][k].split("[")[0] for k in
-                    ("pokemon", "opposingPokemon", "team", "opposingTeam", "party", "opposingParty")}
-        prefixes = sorted((p for p in prefixes if p[:1].islower()), key=len, reverse=True)
+        starts = {self.t["default"][k].split("[")[0] for k in
+                  ("pokemon", "opposingPokemon", "team", "opposingTeam", "party", "opposingParty")}
+        prefixes = sorted((p for p in starts if p[:1].islower()), key=len, reverse=True)
         self._lowercase = re.compile(r"^([(\[]?)(" + "|".join(map(re.escape, prefixes)) + ")") if prefixes else None
 
     # ---- feeding ------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ class BattleText(Wording):
         if new is None:
             return None
         if new[1] and new[1] != 100 and who[0] != self.perspective:  # exact HP the viewer did not see
-            new = (public_percent(*new), 100)
+            new = (public_percent(new[0], new[1]), 100)
         old = self.hp.get(who)
         max_hp = new[1] or (old[1] if old else 100)
         self.hp[who] = (new[0], max_hp)
