@@ -236,7 +236,7 @@ class Script:
         if refinement == 1:
             return [
                 [{"op": "rewrite", "text": "STRATEGY ONE: attack with super effective moves."}],
-                [{"op": "add", "text": "Ground moves do not affect Flying types.", "importance": 4},
+                [{"op": "add", "text": "Ground moves do not affect Flying types <b>ever</b>.", "importance": 4},
                  {"op": "update", "id": "m99", "text": "no such entry"}],
                 [{"op": "add", "name": "check immunities", "when": "before attacking", "steps": "read its types"}],
                 [{"op": "add", "name": "type_checker", "when": "unsure of a matchup",
@@ -366,6 +366,11 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     assert len(curve[curve.role == "plain"]) == 3
     history = pd.read_csv(site / "harness_versions.csv")
     assert list(history.version) == [0, 1, 2] and list(history.subagents_applied) == [0, 1, 0]
+    edits = pd.read_csv(site / "harness_edits.csv")
+    assert set(edits.status) == {"applied", "rejected"} and (edits.version == 1).sum() == 5
+    page = (site / "harness.html").read_text()  # the history, browsable, from the published tables only
+    assert "STRATEGY ONE" in page and "type_checker" in page and "no memory entry" in page
+    assert "&lt;b&gt;ever&lt;/b&gt;" in page and "<b>ever" not in page  # what a model wrote is escaped
 
     # training data: every answer of the stored games, with the teacher's labels
     _finish(_pokebench(tmp_path, api, "export-training", "ch-smoke", "--teacher", "local"))

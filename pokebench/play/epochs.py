@@ -86,15 +86,14 @@ def _first_pair(block: list[GameSpec]) -> int:
 
 async def play_in_epochs(specs: list[GameSpec], factories: dict[str, Any], work_root: Path,
                          stored: Callable[[], set[str]],
-                         play: Callable[[set[str]], Awaitable[Any]]) -> None:
+                         play: Callable[[set[str], set[str]], Awaitable[Any]]) -> None:
     """Play the games of `specs` that are not `stored()`, epoch by epoch (see the module docstring).
 
-    ``play(done)`` plays the planned games not in `done` (the runner's loop); here `done` also
-    holds every game outside the current block, so a block is all that is in flight.
+    ``play(done, block)`` plays the planned games of `block` not in `done` (the runner's loop):
+    a block is all that is in flight.
     """
     members = participants(factories, work_root)
     refining = {name: p for name, p in members.items() if p.epoch_pairs}
-    everything = {s.game_id for s in specs}
     for name, member in members.items():
         if not member.epoch_pairs:
             await member.before_epoch(1, {})  # a frozen harness: made ready once
@@ -117,4 +116,4 @@ async def play_in_epochs(specs: list[GameSpec], factories: dict[str, Any], work_
                 if name in (s.p1, s.p2) and epoch_of(s.pair, member.epoch_pairs) < epoch:
                     finished[epoch_of(s.pair, member.epoch_pairs)].append(s.game_id)
             await member.before_epoch(epoch, dict(finished))
-        await play(done | (everything - block_ids))
+        await play(done, block_ids)

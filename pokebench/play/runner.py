@@ -223,13 +223,14 @@ class Progress:
         self.bar.close()
 
 
-async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str]) -> tuple[int, int]:
-    """Play the planned games not in `done`; return (games played, harness errors)."""
-    missing = [s for s in plan.specs if s.game_id not in done]
+async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str],
+                       block: set[str] | None = None) -> tuple[int, int]:
+    """Play the planned games not in `done` (of `block` only, if given: an epoch); return (games played, harness errors)."""
+    missing = [s for s in plan.specs if s.game_id not in done and (block is None or s.game_id in block)]
     arena = Arena(server, plan.factories, cfg.format, cfg.turn_limit, cfg.concurrency,
                   per_player_limits=plan.per_player_limits, stall_timeout=float(cfg.stall_timeout),
                   matchup_order=plan.matchup_order, work_root=store.path.parent / "players")
-    progress = Progress(len(plan.specs), len(plan.specs) - len(missing), plan.name)
+    progress = Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
     played = errors = 0
     try:
         async for outcome in arena.play(missing):
@@ -272,5 +273,6 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
                 # players that refine themselves change only between epochs of whole pairs (pokebench.play.epochs)
                 asyncio.run(epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players",
                                                   lambda: done_in_run(run_dir),
-                                                  lambda done: play_missing(plan, cfg, store, server, done)))
+                                                  lambda done, block: play_missing(plan, cfg, store, server, done,
+                                                                                   block)))
     return len(planned - done_in_run(run_dir))

@@ -16,6 +16,8 @@ both: the gain is measured pair by pair.
   whether it changed at that epoch (the plain partner's epochs are the harness player's pairs).
 - ``harness_versions.csv``: one row per version: parent, the epochs and games that triggered it,
   edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost.
+- ``harness_edits.csv``: one row per edit of every version: pass, applied or rejected, the edit,
+  the old and new entry (applied) or why (rejected), as JSON.
 """
 
 from __future__ import annotations
@@ -193,6 +195,24 @@ def _integers(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return table
 
 
+def edits_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFrame:
+    rows = []
+    for run_dir in run_dirs:
+        for player in harness_players:
+            files = HarnessFiles(run_dir / "players" / player)
+            for snap in files.versions() if files.exists() else []:
+                for pass_name, result in (snap.passes or {}).items():
+                    for status in ("applied", "rejected"):
+                        for item in result.get(status, []):
+                            rows.append({"run": run_dir.name, "player": player, "version": snap.version,
+                                         "pass": pass_name, "status": status,
+                                         "edit": json.dumps(item.get("edit"), ensure_ascii=False),
+                                         "old": json.dumps(item.get("old"), ensure_ascii=False),
+                                         "new": json.dumps(item.get("new"), ensure_ascii=False),
+                                         "why": item.get("why")})
+    return pd.DataFrame(rows, columns=["run", "player", "version", "pass", "status", "edit", "old", "new", "why"])
+
+
 def refiner_costs(run_dirs: list[Path], harness_players: list[str]) -> dict[str, float]:
     """Each harness player's refiner spend over the runs (failed attempts included)."""
     total: dict[str, float] = {}
@@ -207,7 +227,7 @@ def refiner_costs(run_dirs: list[Path], harness_players: list[str]) -> dict[str,
 
 def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], ratings: pd.DataFrame | None,
                    run_dirs: list[Path]) -> dict[str, pd.DataFrame]:
-    """The three tables (empty dict when no harness player played)."""
+    """The four tables (empty dict when no harness player played)."""
     if games.empty:
         return {}
     sides = _sides(games, players)
@@ -215,7 +235,8 @@ def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], rati
     if not harness:
         return {}
     return {"harness_gain": gain_table(sides, ratings, refiner_costs(run_dirs, harness)),
-            "learning_curve": curve_table(sides), "harness_versions": versions_table(run_dirs, harness)}
+            "learning_curve": curve_table(sides), "harness_versions": versions_table(run_dirs, harness),
+            "harness_edits": edits_table(run_dirs, harness)}
 
 
 def write_harness_tables(root: Path, games: pd.DataFrame, players: dict[str, dict[str, Any]],

@@ -474,6 +474,7 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
     temporary folder next to `out_dir` and moved into place when complete.
     """
     from pokebench.site import build as site
+    from pokebench.site.harness_page import write_harness_page
     from pokebench.text import battle_text  # the HTML side
 
     names = list(dict.fromkeys(names))
@@ -500,6 +501,7 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
                                  [Path(runs_dir) / name for name in names])
             (tmp / "inputlogs").mkdir()
             site.write_site(tmp, data, results)  # also writes inputlogs/<game_id>.log
+            write_harness_page(tmp)  # harness.html, from the harness tables written above
             secrets = secret_env_values()
             if secrets:
                 _redact_tree(tmp, secrets)

@@ -1,0 +1,48 @@
+"""``harness.html``: the Continual Harness's gain, learning curve and browsable history, from a published folder.
+
+Reads only the published tables (``harness_gain.csv``, ``learning_curve.csv``,
+``harness_versions.csv``, ``harness_edits.csv``; see :mod:`pokebench.results.harness_tables`), so it
+works on a copy of the folder with no store; Jinja2 autoescapes everything the models wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from pokebench.players.continual.harness import Harness
+
+__all__ = ["write_harness_page"]
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return [{str(k): (None if pd.isna(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
+
+
+def write_harness_page(root: Path) -> Path | None:
+    """Write ``root/harness.html`` when the folder has harness tables; its path, or None."""
+    versions = _rows(root / "harness_versions.csv")
+    if not versions:
+        return None
+    edits = _rows(root / "harness_edits.csv")
+    for v in versions:
+        v["edits"] = [e for e in edits if (e["run"], e["player"], e["version"]) == (v["run"], v["player"], v["version"])]
+        v["harness_text"] = Harness.model_validate_json(v["harness"]).render(with_ids=True) if v.get("harness") else None
+        counts = json.loads(v["signatures"]) if v.get("signatures") else {}
+        v["signatures"] = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n) or None
+    gains = _rows(root / "harness_gain.csv")
+    env = jinja2.Environment(loader=jinja2.PackageLoader("pokebench.site", "templates"),
+                             autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined)
+    html = env.get_template("harness.html").render(
+        gains=gains, curve=_rows(root / "learning_curve.csv"), versions=versions,
+        level=f"{gains[0]['level']:.0%}" if gains else "95%")
+    out = root / "harness.html"
+    out.write_text(html, encoding="utf-8")
+    return out
