@@ -116,8 +116,8 @@ def main() -> int:
                       f"{json.dumps(applied['new'], ensure_ascii=False)}")
             for rejected in result["rejected"]:
                 print(f"   {name} REJECTED {json.dumps(rejected['edit'], ensure_ascii=False)}: {rejected['why']}")
-    print("\n== the first message of a game of the last epoch (its harness part)\n")
-    print(first.split("BATTLE LOG", 1)[0])
+    print("\n== the first message of a game of the last epoch\n")
+    print(first)
     site = args.out / "data" / "site" / "ch-smoke"
     for table in ("harness_gain.csv", "learning_curve.csv"):
         print(f"== {table}\n{(site / table).read_text()}")

@@ -273,13 +273,15 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     script = Script()
     api.policy = script
     api.requests.clear()
+    # two opponents: an epoch's version must hold in every matchup
     args = ["+run=ch-smoke", "server.sim_processes=1", f"players.ch-local.model.prices={PRICES}",
-            f"players.local.model.prices={PRICES}"]
+            f"players.local.model.prices={PRICES}", "+player@players.random=random",
+            "matchups=[[ch-local,max-damage],[ch-local,random],[local,max-damage],[local,random]]"]
     run_dir = tmp_path / "runs" / "ch-smoke"
     db, files = run_dir / "store.sqlite", HarnessFiles(run_dir / "players" / "ch-local")
-    epoch_games = {e: {s.game_id for s in build_schedule("ch-smoke", "pokebench-2026", 3,
-                                                         [("ch-local", "max-damage"), ("local", "max-damage")])
-                       if s.pair == e} for e in (1, 2, 3)}
+    matchups = [("ch-local", "max-damage"), ("ch-local", "random"), ("local", "max-damage"), ("local", "random")]
+    epoch_games = {e: {s.game_id for s in build_schedule("ch-smoke", "pokebench-2026", 3, matchups) if s.pair == e}
+                   for e in (1, 2, 3)}
 
     # killed (SIGKILL) inside epoch 2, once its version is fixed and one of its games is stored
     script.slow_epoch = 2
@@ -307,7 +309,9 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     assert set(games.index) == set().union(*epoch_games.values())
     # every game of an epoch, replayed or not, carries that epoch's version
     for epoch, ids in epoch_games.items():
-        versions = {_harness_side(sides[g], "ch-local")["harness_version"] for g in ids if g.startswith("ch-")}
+        mine = [g for g in ids if g.startswith("ch-")]
+        assert {g.split(".")[0] for g in mine} == {"ch-local-vs-max-damage", "ch-local-vs-random"}
+        versions = {_harness_side(sides[g], "ch-local")["harness_version"] for g in mine}
         assert versions == {epoch - 1}
         assert {_harness_side(sides[g], "ch-local")["harness_epoch"] for g in ids if g.startswith("ch-")} == {epoch}
     # the order of events: refinement k ran after every game of epoch k ended and before any game of k+1 began
@@ -357,7 +361,8 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     # published: the gain with its paired-bootstrap interval, the learning curve, the versions
     site = tmp_path / "data" / "site" / "ch-smoke"
     gain = pd.read_csv(site / "harness_gain.csv")
-    assert list(gain[["harness_player", "plain_player", "pairs"]].iloc[0]) == ["ch-local", "local", 3]
+    assert list(gain[["harness_player", "plain_player", "pairs", "opponents"]].iloc[0]) == [
+        "ch-local", "local", 3, "max-damage random"]
     row = gain.iloc[0]
     assert row.score_gain_lo <= row.score_gain <= row.score_gain_hi and row.refiner_cost_usd > 0
     curve = pd.read_csv(site / "learning_curve.csv")
