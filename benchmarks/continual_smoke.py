@@ -34,7 +34,7 @@ def _counts(text: str) -> dict[str, int]:
 
 
 def _evidence(text: str, kind: str) -> str | None:
-    block = text.split(f"- {kind}:", 1)[1] if f"- {kind}:" in text else ""
+    block = text.split(f"- {kind}:", 1)[1].split("\n- ", 1)[0] if f"- {kind}:" in text else ""
     match = re.search(r"^    [^:]+: (.+)$", block, re.M)
     return match.group(1) if match else None
 
