@@ -291,7 +291,7 @@ def test_a_frozen_process_is_detected_within_the_decision_timeout_searching_or_w
     errors = [o for o in outcomes if isinstance(o, HarnessError)]
     assert len(errors) == 1 and sum(isinstance(o, GameResult) for o in outcomes) == 1, outcomes
     detail = errors[0].detail
-    assert errors[0].cause == "player failed" and f"is frozen: no heartbeat for 4 s while {state}" in detail, detail
+    assert errors[0].cause == "player failed" and f"is frozen: no heartbeat for 5 s while {state}" in detail, detail
     frozen = competitor.history[0]
     assert frozen["game_id"] == errors[0].spec.game_id
     assert competitor.history[1]["pid"] != frozen["pid"]

@@ -22,7 +22,7 @@ like every other game.
   a game only once it waits for a challenge (see process.py).
 * Failures: a process that exits, owes a decision for ``decision_timeout`` seconds, stops
   beating its heartbeat (frozen: searching or waiting for a request) for
-  ``min(decision_timeout / 2, 15)`` seconds, or does not start the battle within
+  half of ``decision_timeout`` (at least 5 s, at most 15 s), or does not start the battle within
   ``accept_timeout``, fails its game at once (the arena voids it: a harness error, never a
   result, played again at the next start). After a voided game the process group is
   killed; the next game starts a fresh process. A ``|nametaken|`` at login is retried with
@@ -58,7 +58,7 @@ from pokebench.player.seats import ExternalCompetitor, Seat
 from pokebench.showdown.server import ServerAddress
 from pokebench.players.foul_play.installation import (PINNED_COMMIT, check_engine, engine_version,
                                                        find_installation)
-from pokebench.players.foul_play.process import FoulPlayProcess, LogSink
+from pokebench.players.foul_play.process import HEARTBEAT_INTERVAL, FoulPlayProcess, LogSink
 from pokebench.players.foul_play.sets import DEFAULT_TEAMS, ensure_sets
 
 log = logging.getLogger(__name__)
@@ -309,7 +309,8 @@ class FoulPlay(ExternalCompetitor):
         self.name_prefix = name_prefix
         self.login_timeout = float(login_timeout)
         self.decision_timeout = float(decision_timeout)
-        self.freeze_timeout = min(self.decision_timeout / 2, 15.0)
+        # a heartbeat comes every HEARTBEAT_INTERVAL s: a few late ones on a loaded machine are no freeze
+        self.freeze_timeout = max(10 * HEARTBEAT_INTERVAL, min(self.decision_timeout / 2, 15.0))
         self.accept_timeout = float(accept_timeout)
         self.login_attempts = max(1, int(login_attempts))
         self.backoff = float(backoff)
