@@ -36,7 +36,7 @@ from pokebench.players.continual.edits import apply_pass
 from pokebench.players.continual.harness import Budgets, Harness, MemoryEntry
 from pokebench.players.continual.refiner import REFINER_MARKER
 from pokebench.players.continual.refining import HarnessRefiner
-from pokebench.players.continual.versions import HarnessFiles
+from pokebench.players.continual.versions import HarnessFiles, Snapshot
 from pokebench.results.store import RunStore
 
 PRICES = "{input:3,cached_input:0.3,output:15}"
@@ -407,3 +407,26 @@ def test_a_frozen_harness_is_played_as_loaded_and_the_refiner_is_never_called(ap
     assert len(firsts) == 4 and all("FROZEN STRATEGY: switch less." in f for f in firsts)
     state = HarnessFiles(tmp_path / "runs" / "ch-smoke" / "players" / "ch-local").read_state()
     assert state.mode == "frozen" and state.attempts == [] and str(saved) in (state.loaded_from or "")
+
+
+def test_continue_mode_starts_from_another_runs_last_version_and_refines_on(api, tmp_path):
+    earlier = HarnessFiles(tmp_path / "earlier")
+    earlier.initialise("scratch", None)
+    earlier.write_version(Snapshot(version=1, parent=0, harness=Harness(strategy="Learned before."), at="t"))
+    state = earlier.read_state()
+    state.current = 1
+    earlier.write_state(state)
+    api.policy = lambda request: (json.dumps({"edits": [{"op": "rewrite", "text": "Learned before, and more."}]})
+                                  if "pass 1 of 4" in request.messages[0]["content"] else '{"edits": []}')
+    config = ModelConfig.from_dict({"model": "m", "base_url": api.base_url, "api_key_env": "NO_SUCH_KEY_VAR",
+                                    "api_key_required": False, "prices": {"input": 0, "cached_input": 0,
+                                                                           "output": 0}})
+    refiner = HarnessRefiner(tmp_path / "now", "ch", "continue", str(tmp_path / "earlier"), 1, config, Budgets(), 5000)
+    files = HarnessFiles(tmp_path / "now")
+    files.write_trajectory("g1", _trajectory("g1", 1))
+    asyncio.run(refiner.before_epoch(1, {}))
+    assert files.read_version(0).harness.strategy == "Learned before." and files.read_version(0).trigger["kind"] == "loaded"
+    asyncio.run(refiner.before_epoch(2, {1: ["g1"]}))
+    assert files.read_state().epochs == {"1": 0, "2": 1} and files.read_version(1).harness.strategy.endswith("more.")
+    with pytest.raises(ValueError, match="not 'frozen'"):  # a run folder keeps the mode it was started with
+        HarnessFiles(tmp_path / "now").initialise("frozen", str(tmp_path / "earlier"))
