@@ -1,8 +1,9 @@
 """What a player reads: the battle log in Showdown's words, the v3 prompt, and how answers are parsed.
 
 ``protocol`` (protocol lines and tables), ``templates`` (Showdown's text templates), ``names`` (how
-Pokémon, players and HP are named), ``renderer`` (:class:`BattleText`), ``battle_text`` (these together,
-and the replay CLI), ``differential`` (the comparison with an independent renderer), ``prompt``.
+Pokémon, players and HP are named), ``renderer`` (:class:`BattleText`) and ``effects`` (the words of
+effects), ``battle_text`` (their public names together), ``differential`` (the comparison with an
+independent renderer), ``prompt`` (the messages).
 """
 
 from pokebench.text.battle_text import BattleText, BattleTextError, render_battle
