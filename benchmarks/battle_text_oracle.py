@@ -1,10 +1,11 @@
 """PokéBench's battle text against an independent renderer, over a long corpus of recorded bot games.
 
-    .venv/bin/python benchmarks/battle_text_oracle.py [--pairs 50] [--run text-oracle-long] [--show 30]
+    .venv/bin/python benchmarks/battle_text_oracle.py [--show 30] [--run NAME --no-play]
 
-Plays (or resumes; a finished run is reused) the reference bots all against all with the long corpus's
-seed text (``tests/data/text-corpus.json``) as the run ``runs/<--run>``, then replays every recorded
-game's input log through the pinned simulator, renders each side with @pkmn/view's LogFormatter
+Plays (or resumes; a finished run is reused) the long corpus of ``tests/data/text-corpus.json``: the
+reference bots all against all, one run per entry (``runs/text-oracle-long``: 300 games;
+``runs/text-oracle-limit``: 150 games ended at turn 10), then replays every recorded game's input log
+through the pinned simulator, renders each side with @pkmn/view's LogFormatter
 (:func:`pokebench.showdown.node.run_text_oracle`) and with PokéBench (:mod:`pokebench.text.differential`),
 and compares them line by line. ``--run NAME --no-play`` compares an existing run instead.
 
@@ -45,12 +46,14 @@ MECHANICS = {
 }
 
 
-def play_corpus(run: str, pairs: int) -> None:
-    """The bots, all against all, with the long corpus's seeds: resumable, a finished run plays nothing."""
-    cmd = [sys.executable, "-m", "pokebench", "+run=bots-calibration", f"name={run}", f"pairs={pairs}",
-           f"seed_text={CORPUS['long']['seed_text']}", "publish=false", "concurrency=4"]
+def play_corpus(part: dict) -> None:
+    """The bots, all against all, with one part's seeds: resumable, a finished run plays nothing."""
+    cmd = [sys.executable, "-m", "pokebench", "+run=bots-calibration", f"name={part['run']}", f"pairs={part['pairs']}",
+           f"seed_text={part['seed_text']}", f"turn_limit={part['turn_limit']}", "publish=false", "concurrency=4"]
     print("playing:", " ".join(cmd[2:]), flush=True)
-    subprocess.run(cmd, check=True, cwd=REPO, env={**os.environ, "TQDM_DISABLE": "1"})
+    done = subprocess.run(cmd, cwd=REPO, env={**os.environ, "TQDM_DISABLE": "1"}, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"the run failed:\n{(done.stdout + done.stderr)[-4000:]}")
 
 
 def recorded_games(run: str) -> list[dict]:
@@ -80,16 +83,18 @@ def shape(difference) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=CORPUS["long"]["pairs"], help="mirror pairs per matchup")
-    parser.add_argument("--run", default="text-oracle-long", help="the run (runs/NAME) that holds the games")
-    parser.add_argument("--no-play", action="store_true", help="compare the run's games as they are")
+    parser.add_argument("--run", action="append", help="compare this run (runs/NAME) instead of the corpus (repeatable)")
+    parser.add_argument("--no-play", action="store_true", help="compare the runs' games as they are")
     parser.add_argument("--show", type=int, default=30, help="how many meaning-changing differences to print")
     args = parser.parse_args(argv)
+    runs = args.run or [part["run"] for part in CORPUS["long"]]
     if not args.no_play:
-        play_corpus(args.run, args.pairs)
-    games = recorded_games(args.run)
+        for part in CORPUS["long"]:
+            if part["run"] in runs:
+                play_corpus(part)
+    games = [game for run in runs for game in recorded_games(run)]
     if not games:
-        print(f"runs/{args.run} has no finished game", file=sys.stderr)
+        print(f"{', '.join('runs/' + r for r in runs)}: no finished game", file=sys.stderr)
         return 2
     print(f"{len(games)} games; mechanics covered (games):")
     for name, count in sorted(covered(games).items()):
