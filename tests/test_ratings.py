@@ -126,7 +126,10 @@ def test_bootstrap_resamples_whole_mirror_pairs():
     # interval has zero width; drawing single games it would be roughly +-100 Elo.
     table = fit_ratings(split_pairs("max-damage", "bot", 30)).set_index("player")
     assert table.loc["bot", "elo"] == pytest.approx(1000.0, abs=1e-9)
-    assert table.loc["bot", "ci_high"] - table.loc["bot", "ci_low"] < 1e-6
+    assert table.loc["bot", "boot_high"] - table.loc["bot", "boot_low"] < 1e-6
+    # ...which is false precision: the reported interval is then the posterior's
+    assert table.loc["bot", "interval"] == "posterior"
+    assert table.loc["bot", "ci_high"] - table.loc["bot", "ci_low"] > 100
 
     # Pairs won 2-0 by one side: each sample's counts come in whole pairs (even N), the
     # samples do vary, and each draws as many pairs as there are.
@@ -258,3 +261,36 @@ def test_newton_converges_on_lopsided_data():
         p = expit(ratings.SCALE * (r[0] - r[1]))
         grad0 = ratings.SCALE * 1e5 * (1 - p) - r[0] / prior_sd**2
         assert abs(grad0) < 1e-10 and r[0] == pytest.approx(-r[1]) and np.isfinite(r).all()
+
+
+def test_one_pair_never_gives_a_zero_width_interval():
+    # one mirror pair: the bootstrap has one possible sample, so its interval is a point
+    games = pd.DataFrame([game("llm", "max-damage", "p1", 0, game_no=1), game("max-damage", "llm", "p2", 0, game_no=2)])
+    row = fit_ratings(games, n_bootstrap=200).set_index("player").loc["llm"]
+    assert row["boot_high"] - row["boot_low"] < 1e-6
+    assert row["interval"] == "posterior"
+    assert row["ci_low"] < row["elo"] - 300 and row["ci_high"] > row["elo"] + 300
+    assert (row["ci_low"], row["ci_high"]) == (row["post_low"], row["post_high"])
+    assert row["pairs"] == 1 and row["games"] == 2
+    # without a bootstrap at all, the posterior still gives an interval
+    row0 = fit_ratings(games, n_bootstrap=0).set_index("player").loc["llm"]
+    assert np.isnan(row0["boot_low"]) and row0["ci_high"] - row0["ci_low"] > 600
+
+
+def test_many_pairs_report_the_bootstrap_and_agree_with_the_posterior():
+    table = fit_ratings(mirror_games(TRUE, pairs_per_matchup=100, seed=3, tie_rate=0.0)).set_index("player")
+    others = table.drop("max-damage")
+    boot_w, post_w = others["boot_high"] - others["boot_low"], others["post_high"] - others["post_low"]
+    assert ((boot_w / post_w).between(0.6, 1.6)).all(), (boot_w, post_w)
+    assert (others["ci_high"] - others["ci_low"] >= np.maximum(boot_w, post_w) - 1e-9).all()
+    assert table.loc["max-damage", "interval"] == "anchor"
+
+
+def test_uncertainty_rank_on_a_constructed_case():
+    # A is clearly best; B and C overlap each other; D overlaps C only; E is below everyone
+    low = np.array([1400, 1100, 1050, 900, 500])
+    high = np.array([1600, 1300, 1200, 1060, 700])
+    assert ratings.uncertainty_rank(low, high).tolist() == [1, 2, 2, 3, 5]
+    # the case: few games and a wide interval do not rank above a narrower, overlapping one
+    assert ratings.uncertainty_rank([1021, 1064], [1464, 1266]).tolist() == [1, 1]
+    assert ratings.uncertainty_rank([np.nan, 0], [np.nan, 1]).tolist() == [1, 1]

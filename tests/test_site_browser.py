@@ -1,20 +1,26 @@
-"""The published site in a real browser (headless Chromium, from disk, no network).
+"""The published site in a real browser (headless Chromium, from disk).
 
 Install the browser with `apt-get install -y chromium` (Debian/Ubuntu); without it these
-tests are skipped.
+tests are skipped. Showdown's replay viewer is replaced by a stand-in script served from a
+local HTTP server (no test needs the network); "no network" is Chromium resolving no host.
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 import pytest
 
-from pokebench.results.publish import publish
+from pokebench.results.writing import publish
+from pokebench.site import build_site
 from test_publish import BOTS, EVIL_NICK, make_run
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"),
@@ -23,13 +29,36 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `apt-get install -y chromium` (Debian/Ubuntu) to run "
                              "the browser tests")
 
+#: Stands in for Showdown's replay-embed.js: reads the log block the way the viewer does
+#: (text, `\/` back to `/`) and draws markup from it, with the DOM (text, never HTML).
+STAND_IN = r"""
+(function () {
+  var data = document.querySelector('script.battle-log-data');
+  var log = data.textContent.replace(/\\\//g, '/');
+  var lines = log.split('\n');
+  var frame = document.createElement('div');
+  frame.className = 'stand-in-viewer';
+  frame.setAttribute('data-lines', String(lines.length));
+  frame.setAttribute('data-turns', String(lines.filter(function (l) { return /^\|turn\|/.test(l); }).length));
+  var first = lines.filter(function (l) { return /^\|switch\|p1a/.test(l); })[0] || '';
+  var who = document.createElement('span');
+  who.className = 'lead';
+  who.textContent = first.split('|')[2] || '';
+  frame.appendChild(who);
+  document.querySelector('.replay-wrapper .battle').appendChild(frame);
+})();
+"""
 
-def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
+
+def dump_dom(page: Path, profile: Path, fragment: str = "", offline: bool = False) -> str:
     """The DOM of a page after Chromium loaded it and ran its scripts."""
     args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
             f"--user-data-dir={profile}"]
-    proc = subprocess.run([*args, "--dump-dom", page.resolve().as_uri() + fragment], capture_output=True, text=True, timeout=90)
+    if offline:  # no name resolves: Showdown's client site is out of reach, as with no network
+        args.append("--host-resolver-rules=MAP * ~NOTFOUND")
+    proc = subprocess.run([*args, "--dump-dom", page.resolve().as_uri() + fragment], capture_output=True, text=True,
+                          timeout=90)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "<body" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
@@ -42,42 +71,113 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return publish(["mixed"], root / "site", runs_dir=root / "runs", n_bootstrap=20)
 
 
+@pytest.fixture(scope="module")
+def viewer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local HTTP server with the stand-in viewer at /js/replay-embed.js; yields its URL."""
+    root = tmp_path_factory.mktemp("viewer")
+    (root / "js").mkdir()
+    (root / "js" / "replay-embed.js").write_text(STAND_IN)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/js/replay-embed.js"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def llm_game(site: Path) -> pd.Series:
+    games = pd.read_csv(site / "games.csv")
+    return games[games["p1"] == "llm-a"].iloc[0]
+
+
 def test_leaderboard_shows_every_player(site: Path, tmp_path: Path) -> None:
     dom = dump_dom(site / "index.html", tmp_path / "profile")
     board = dom.split('class="leaderboard"')[1].split("</table>")[0]
     rows = re.findall(r"<tr>(.*?)</tr>", board.split("<tbody>")[1], re.S)
     ratings = pd.read_csv(site / "ratings.csv")
     assert len(rows) == len(ratings) == 4
-    for rank, (row, player) in enumerate(zip(rows, ratings["player"]), start=1):
-        assert f">{player}</a>" in row and f">{rank}</td>" in row
+    for rank, (row, player, rank_ub) in enumerate(zip(rows, ratings["player"], ratings["rank_ub"]), start=1):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        assert cells[0] == str(rank) and cells[1] == str(rank_ub) and f">{player}</a>" in cells[2]
     assert set(ratings["player"]) == {*BOTS, "llm-a"}
-    assert "ratings.svg" in dom and 'class="h2h"' in dom
+    assert "ratings.svg" in dom and 'class="h2h"' in dom and 'class="pairs"' in dom
 
 
-def test_replay_steps_through_turns(site: Path, tmp_path: Path) -> None:
-    games = pd.read_csv(site / "games.csv")
-    game = games[(games["p1"] == "llm-a") | (games["p2"] == "llm-a")].iloc[0]
-    page = site / "replays" / f"{game['game_id']}.html"
+def test_replay_text_view_with_no_network(site: Path, tmp_path: Path) -> None:
+    game = llm_game(site)
+    page = site / "replays" / f"{game['uid']}.html"
     turns = int(game["turns"])
-
-    dom = dump_dom(page, tmp_path / "profile")
+    dom = dump_dom(page, tmp_path / "profile", offline=True)
+    assert re.search(r'<body class="[^"]*\bviewer-offline\b', dom), "the viewer's script should have failed"
+    assert "stand-in-viewer" not in dom
     sections = re.findall(r'<section class="turn[^"]*" id="turn-(\d+)"', dom)
     assert sections == [str(t) for t in range(0, turns + 1)]
-    assert re.search(r'<body class="js"', dom), "the stepping script did not run"
-    current = re.findall(r'<section class="turn current" id="(turn-\d+)"', dom)
-    assert current == ["turn-0"]
+    assert re.search(r'<body class="[^"]*\bjs\b', dom), "the stepping script did not run"
+    assert re.findall(r'<section class="turn current" id="(turn-\d+)"', dom) == ["turn-0"]
     assert "Start (1 of" in dom and 'id="prev" disabled' in dom
     assert "Moonblast" in dom and "Keep attacking on turn 2." in dom
-    assert EVIL_NICK not in dom and "<img src=" not in dom  # a nickname stays text
+    # a hostile REASON and nickname stay text
+    assert "&lt;script&gt;alert('pwned')&lt;/script&gt;" in dom and "<script>alert" not in dom
+    outside = re.sub(r'<script type="text/plain" class="battle-log-data">.*?</script>', "", dom, flags=re.S)
+    assert EVIL_NICK not in outside and "<img src=" not in outside and "&lt;img src=x" in outside
     # a link to a turn opens the stepper at that turn
-    dom2 = dump_dom(page, tmp_path / "profile", fragment="#turn-2")
+    dom2 = dump_dom(page, tmp_path / "profile", fragment="#turn-2", offline=True)
     assert re.findall(r'<section class="turn current" id="(turn-\d+)"', dom2) == ["turn-2"]
     assert f"Turn 2 (3 of {turns + 1})" in dom2
-    assert re.findall(r'<a href="(#turn-\d+)" class="current">', dom2) == ["#turn-2"]
-
-    # without JavaScript (the page as written; --dump-dom needs scripts on): every turn is
-    # shown (only `body.js` hides turns), the stepper stays hidden, the turn list links to anchors
+    # without JavaScript every turn is in the page (only `body.js` hides turns)
     plain = page.read_text()
     assert "<body>" in plain and 'id="stepper" hidden' in plain
     assert len(re.findall(r'<section class="turn" id="turn-\d+"', plain)) == turns + 1
-    assert f'href="#turn-{turns}"' in plain and "../inputlogs/" in plain
+
+
+def test_replay_loads_the_viewer_markup_when_its_script_is_there(site: Path, tmp_path: Path,
+                                                                 viewer_server: str) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(site, copy)
+    build_site(copy, viewer_url=viewer_server)
+    game = llm_game(copy)
+    page = copy / "replays" / f"{game['uid']}.html"
+    assert viewer_server in page.read_text()
+    dom = dump_dom(page, tmp_path / "profile")
+    assert re.search(r'<body class="[^"]*\bviewer-loaded\b', dom)
+    frame = re.search(r'<div class="stand-in-viewer" data-lines="(\d+)" data-turns="(\d+)">'
+                      r'<span class="lead">(.*?)</span>', dom)
+    assert frame, dom[-3000:]
+    log = (copy / "logs" / f"{game['uid']}.log").read_text().splitlines()
+    assert int(frame.group(2)) == sum(line.startswith("|turn|") for line in log)
+    # the viewer got the log intact (every `/` back), the hostile nickname as text
+    assert frame.group(3) == "p1a: &lt;img src=x onerror=alert(1)&gt;"
+    # the text view and the answers are still there, the REASON still text
+    assert "&lt;script&gt;alert('pwned')&lt;/script&gt;" in dom and "<script>alert" not in dom
+    assert "Keep attacking on turn 2." in dom
+
+
+def test_games_table_sorts_and_filters(site: Path, tmp_path: Path) -> None:
+    page = site / "games.html"
+    probe = site / "games-probe.html"
+    click = ("<script>var th = document.querySelector('th[data-key=turns]'); th.click();"
+             "document.body.setAttribute('data-first', Array.prototype.map.call("
+             "document.querySelectorAll('table.games tbody'), function (b) { return b.rows[0].getAttribute("
+             "'data-turns'); }).join(','));"
+             "th.click(); var input = document.querySelector('input.filter'); input.value = 'heuristic-vs-llm';"
+             "input.dispatchEvent(new Event('input'));</script></body>")
+    probe.write_text(page.read_text().replace("</body>", click))
+    try:
+        dom = dump_dom(probe, tmp_path / "profile")
+    finally:
+        probe.unlink()
+    games = pd.read_csv(site / "games.csv")
+    first_turns = [int(t) for t in re.search(r'data-first="([\d,]+)"', dom).group(1).split(",")]
+    assert len(first_turns) == len(games) // 2 and first_turns == sorted(first_turns)
+    # clicked again: descending
+    bodies = re.findall(r'<tbody class="pair"[^>]*>\s*<tr data-game="\d" data-p1="[^"]*" data-p2="[^"]*" '
+                        r'data-turns="(\d+)"', dom)
+    assert [int(t) for t in bodies] == sorted(first_turns, reverse=True)
+    assert 'class="desc"' in dom or 'desc"' in dom
+    # the filter leaves only that matchup's pairs
+    assert re.search(r'(\d+) of (\d+) pairs', dom).groups() == ("2", str(len(games) // 2))
+    hidden = re.findall(r'<tbody class="pair" data-pair="\d+" data-matchup="([^"]+)" data-run="[^"]+" hidden', dom)
+    assert len(hidden) == len(games) // 2 - 2 and "heuristic-vs-llm-a" not in hidden

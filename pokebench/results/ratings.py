@@ -22,8 +22,18 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
+from scipy.stats import norm
 
-__all__ = ["RatingsError", "fit_ratings", "head_to_head", "player_summary", "score_matrix"]
+__all__ = ["RatingsError", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
+           "uncertainty_rank", "INTERVAL_RULE", "RANK_RULE"]
+
+#: How :func:`fit_ratings` chooses the reported interval (also written to meta.json).
+INTERVAL_RULE = ("the wider of the mirror-pair bootstrap percentile interval and the normal (Laplace) approximation "
+                 "of the MAP fit's posterior (elo ± z·sd from the inverse Hessian of the log posterior, relative to "
+                 "the anchor); with few pairs a bootstrap has few distinct samples and can be narrow or zero-width, "
+                 "the posterior then gives the interval (column `interval`)")
+#: How :func:`uncertainty_rank` ranks (also written to meta.json).
+RANK_RULE = "1 + the number of players whose ci_low is above this player's ci_high (FastChat / LMArena)"
 
 SCALE = math.log(10) / 400  # Elo points -> natural log-odds
 _SCORE = {"p1": 1.0, "tie": 0.5, "p2": 0.0}  # score of p1
@@ -204,6 +214,31 @@ def _newton(W, N, prior_sd: float, r0=None, tol: float = 1e-10, max_iter: int = 
     raise RatingsError(f"Newton did not converge in {max_iter} iterations")
 
 
+def posterior_sd(W: np.ndarray, N: np.ndarray, r: np.ndarray, anchor: int, prior_sd: float) -> np.ndarray:
+    """Posterior standard deviation of each rating minus the anchor's, in Elo points.
+
+    The normal approximation at the MAP ``r``: covariance = inverse of minus the Hessian of the
+    log posterior (``_newton`` uses the same matrix), sd_i = sqrt(var r_i + var r_a - 2 cov).
+    It needs no resampling, so it stays honest when there are too few pairs for a bootstrap.
+    """
+    p = expit(SCALE * (r[:, None] - r[None, :]))
+    c = SCALE**2 * N * p * (1.0 - p)
+    A = -c
+    A[np.diag_indices_from(A)] += c.sum(-1) + 1.0 / prior_sd**2
+    cov = np.linalg.inv(A)
+    var = np.diag(cov) + cov[anchor, anchor] - 2 * cov[:, anchor]
+    return np.sqrt(np.clip(var, 0.0, None))
+
+
+def uncertainty_rank(low: np.ndarray | pd.Series, high: np.ndarray | pd.Series) -> np.ndarray:
+    """Rank that accounts for uncertainty: 1 + the number of players whose lower bound is above
+    this player's upper bound (FastChat's ``recompute_final_ranking``). Ties share a rank;
+    missing bounds count as unbounded."""
+    lo = np.nan_to_num(np.asarray(low, float), nan=-np.inf)
+    hi = np.nan_to_num(np.asarray(high, float), nan=np.inf)
+    return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
+
+
 def _check_connected(N: np.ndarray, players: list[str]) -> None:
     k, label = connected_components(sparse.csr_matrix(N > 0), directed=False)
     if k > 1:
@@ -216,17 +251,22 @@ def _check_connected(N: np.ndarray, players: list[str]) -> None:
 def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: float = 1000.0,
                 prior_sd: float = 800.0, n_bootstrap: int = 200, seed: int = 0,
                 ci: float = 0.95) -> pd.DataFrame:
-    """Elo ratings with bootstrap percentile intervals, sorted by elo (descending).
+    """Elo ratings with intervals that say what is known, sorted by elo (descending).
 
-    Returns columns player, elo, ci_low, ci_high, games, wins, ties, losses, win_rate.
+    Returns columns player, elo, ci_low, ci_high, interval, boot_low, boot_high, post_low,
+    post_high, rank_ub, pairs, games, wins, ties, losses, win_rate.
+
+    - ``boot_*``: percentile interval of a bootstrap that draws mirror pairs (both games
+      together) with replacement (a game whose partner is missing is its own unit), extended
+      to contain the point estimate; NaN with n_bootstrap=0.
+    - ``post_*``: elo ± z·sd of the MAP fit's normal approximation (:func:`posterior_sd`).
+    - ``ci_*``: the wider of the two (:data:`INTERVAL_RULE`); ``interval`` says which one
+      gave it. One mirror pair has one possible bootstrap sample, so its bootstrap interval is
+      zero-width: the posterior (mostly the prior then) is reported instead.
+    - ``rank_ub``: :func:`uncertainty_rank` of the reported intervals.
+
     The anchor is exactly ``anchor_elo`` in the point fit and in every bootstrap sample, so
-    its interval is anchor_elo–anchor_elo. Bootstrap samples draw mirror pairs (both games
-    together) with replacement; a game whose partner is missing is its own unit.
-
-    The interval is the percentile interval of the anchored samples, *extended to contain
-    the point estimate* when it does not (possible with few samples or skewed bootstrap
-    distributions): a reported interval never excludes its own point. With n_bootstrap=0
-    the interval columns are NaN.
+    its interval is anchor_elo–anchor_elo (``interval`` = ``anchor``).
     """
     g, players = _finished(games, unit_cols=True)
     if len(players) < 2:
@@ -250,10 +290,29 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
         samples[:, a] = anchor_elo
         low, high = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
         low, high = np.minimum(low, elo), np.maximum(high, elo)
-    out = pd.DataFrame({"player": players, "elo": elo, "ci_low": low, "ci_high": high})
+    z = float(norm.ppf((1 + ci) / 2))
+    sd = posterior_sd(folded.W, folded.N, r, a, prior_sd)
+    post_low, post_high = elo - z * sd, elo + z * sd
+    post_low[a] = post_high[a] = anchor_elo
+    use_boot = np.isfinite(low) & (high - low >= post_high - post_low)
+    ci_low, ci_high = np.where(use_boot, low, post_low), np.where(use_boot, high, post_high)
+    source = np.where(use_boot, "bootstrap", "posterior").astype(object)
+    source[a] = "anchor"
+    out = pd.DataFrame({"player": players, "elo": elo, "ci_low": ci_low, "ci_high": ci_high, "interval": source,
+                        "boot_low": low, "boot_high": high, "post_low": post_low, "post_high": post_high})
+    out.insert(4, "rank_ub", uncertainty_rank(ci_low, ci_high))
     counts = _tally(_long(g), ["player"])[["player", "games", "wins", "ties", "losses", "win_rate"]]
-    out = out.merge(counts, on="player", how="left").fillna(
-        {"games": 0, "wins": 0, "ties": 0, "losses": 0})
-    for col in ("games", "wins", "ties", "losses"):
+    out = out.merge(_pair_counts(g), on="player", how="left").merge(counts, on="player", how="left").fillna(
+        {"pairs": 0, "games": 0, "wins": 0, "ties": 0, "losses": 0})
+    for col in ("pairs", "games", "wins", "ties", "losses"):
         out[col] = out[col].astype(int)
     return out.sort_values("elo", ascending=False, kind="stable", ignore_index=True)
+
+
+def _pair_counts(g: pd.DataFrame) -> pd.DataFrame:
+    """Complete mirror pairs (two games) per player."""
+    keys = [c for c in ("run", "matchup", "pair") if c in g.columns]
+    sizes = g.groupby(keys, dropna=False).agg(p1=("p1", "first"), p2=("p2", "first"), n=("p1", "size"))
+    full = sizes[sizes["n"] >= 2]
+    counts = pd.concat([full["p1"], full["p2"]]).value_counts()
+    return pd.DataFrame({"player": counts.index.astype(str), "pairs": counts.to_numpy()})

@@ -1,0 +1,51 @@
+"""``pokebench-publish RUN [RUN ...] [--out DIR] [--anchor PLAYER]``: publish runs as a versioned folder and its site."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from pokebench.results.loading import RUNS_DIR, PublishError
+from pokebench.results.writing import publish
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="pokebench-publish",
+        description="Merge runs and publish their ratings, head-to-head, pair splits, games and replays: the "
+                    "versioned tables (docs/results.md), meta.json and a static site built from them.",
+        epilog="Examples:\n  pokebench-publish bots-calibration\n"
+               "  pokebench-publish run-a run-b --out data/site/all\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run names (folders of --runs-dir)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="published folder (default data/site/RUN for one run; required for several)")
+    parser.add_argument("--anchor", default="max-damage", metavar="PLAYER",
+                        help="the player rated 1000 (default: max-damage)")
+    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where the runs are (default: runs)")
+    parser.add_argument("--bootstrap", type=int, default=200, metavar="N",
+                        help="bootstrap samples for the intervals (default: 200)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
+    parser.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
+    args = parser.parse_args(argv)
+    if args.bootstrap < 0:
+        parser.error("--bootstrap must be 0 or more")
+    if not 0 < args.level < 1:
+        parser.error("--level must be between 0 and 1, e.g. 0.95")
+    try:
+        out = publish(args.runs, args.out, anchor=args.anchor, runs_dir=args.runs_dir, n_bootstrap=args.bootstrap,
+                      seed=args.seed, level=args.level)
+    except PublishError as err:
+        print(f"publish: error: {err}", file=sys.stderr)
+        print("publish: nothing was written.", file=sys.stderr)
+        return 2
+    print(f"Published {out}/index.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

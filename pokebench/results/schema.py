@@ -1,0 +1,241 @@
+"""The published results contract: one row model per published table, and ``meta.json``.
+
+A published folder (``data/site/NAME/``) is what the site, the notebook and anyone else build
+on. Every table has one pydantic row model here; the column documentation in
+``docs/results.md`` is generated from these models (:func:`columns_markdown`, and a test keeps
+the two equal), and :func:`pokebench.results.reading.load_results` checks ``SCHEMA_VERSION``.
+
+Change a model, and you change the contract: bump ``SCHEMA_VERSION`` and regenerate the docs
+(``python -m pokebench.results.schema > /dev/null`` prints nothing; see :func:`main`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["SCHEMA_VERSION", "GameRow", "DecisionRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
+           "RunInfo", "BootstrapInfo", "TABLES", "columns", "columns_markdown"]
+
+#: Version of the published folder's layout. 1: the first versioned contract.
+SCHEMA_VERSION = 1
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GameRow(_Row):
+    """``games.csv``: one row per distinct finished game (harness errors never enter the results)."""
+
+    uid: str = Field(description="Stable id of the game: SHA-256 of its format, seeds, players and Showdown input "
+                                 "log (16 hex digits). The same game in several runs has the same uid and is one row.")
+    game_id: str = Field(description="The game's id in its run: `<matchup>.p<pair>.g<game>`.")
+    run: str = Field(description="The run that played it (the first named, when several runs hold the same game).")
+    copies: int = Field(description="How many of the published runs hold this same game; it counts once.")
+    matchup: str = Field(description="`<A>-vs-<B>`: the two players of the mirror pair.")
+    pair: int = Field(description="Mirror pair number k (1, 2, ...): the same seeds in every matchup.")
+    game: int = Field(description="1: player A on side 1; 2: player B on side 1 (sides swapped, same seeds).")
+    p1: str = Field(description="Player on side 1.")
+    p2: str = Field(description="Player on side 2.")
+    winner: Literal["p1", "p2", "tie"] = Field(description="`p1`, `p2` or `tie` (a tie counts half a win).")
+    turns: int = Field(description="Turns played.")
+    end_reason: str = Field(description="How the game ended (`normal`, `turn_limit`, `forfeit`, ...).")
+    battle_seed: str = Field(description="Showdown PRNG seed of the battle's rolls.")
+    p1_team_seed: str = Field(description="Seed of side 1's random team.")
+    p2_team_seed: str = Field(description="Seed of side 2's random team.")
+    showdown_version: str = Field(description="Version of the pinned Showdown server that played it.")
+    started_at: str = Field(description="UTC start, ISO 8601 with milliseconds and `Z`.")
+    ended_at: str = Field(description="UTC end, ISO 8601 with milliseconds and `Z`.")
+
+
+class DecisionRow(_Row):
+    """``decisions.csv``: one row per saved answer of a player that reports its decisions (LLM players)."""
+
+    uid: str = Field(description="The game's uid (games.csv).")
+    game_id: str = Field(description="The game's id in its run.")
+    run: str = Field(description="The game's run.")
+    side: str = Field(description="`p1` or `p2`.")
+    player: str = Field(description="The player that answered.")
+    idx: int = Field(description="Order of the answer within the side's game (0, 1, ...).")
+    turn: int | None = Field(description="Battle turn of the answer.")
+    decision: int | None = Field(description="Decision number within the game (a re-ask keeps its decision's number).")
+    kind: str | None = Field(description="Empty for an answer; `refine` for a Continual Harness refinement call.")
+    action: str | None = Field(description="The legal action played, as listed to the model; empty for an answer "
+                                           "that named none.")
+    reason: str | None = Field(description="The answer's REASON line.")
+    raw: str | None = Field(description="The model's raw answer text (secrets redacted).")
+    invalid: str | None = Field(description="Why the answer named no legal action (the message sent back); empty if "
+                                            "it named one.")
+    reask: bool | None = Field(description="The answer replied to a re-ask (after an invalid answer or a refusal).")
+    refusal: bool | None = Field(description="Showdown refused the action this answer chose.")
+    refusal_error: str | None = Field(description="Showdown's error message for a refused action.")
+    random_pick: bool | None = Field(description="After too many invalid answers the harness picked at random.")
+    model: str | None = Field(description="The model asked (its config's id).")
+    served_model: str | None = Field(description="The model id the API says answered.")
+    input_tokens: int | None = Field(description="Input tokens (cached input included).")
+    cached_input_tokens: int | None = Field(description="Input tokens read from the provider's prompt cache.")
+    cache_write_tokens: int | None = Field(description="Input tokens written to the provider's prompt cache.")
+    output_tokens: int | None = Field(description="Output tokens (reasoning included).")
+    reasoning_tokens: int | None = Field(description="Reasoning tokens (already inside output_tokens).")
+    cost_usd: float | None = Field(description="Cost at list prices, USD; empty when unknown.")
+    latency_s: float | None = Field(description="Seconds from the request to the answer.")
+    extra: str = Field(description="JSON object of every other field the player recorded (e.g. `sent`: the message "
+                                   "the model was sent; retries); `{}` when none.")
+
+
+class RatingRow(_Row):
+    """``ratings.csv``: one row per player, in point order (best first)."""
+
+    rank: int = Field(description="Order of the point estimates (1 = highest Elo).")
+    rank_ub: int = Field(description="Rank that accounts for uncertainty: 1 + the number of players whose interval "
+                                     "lies wholly above this player's (their ci_low > this ci_high).")
+    player: str = Field(description="The player's name in the run config.")
+    elo: float = Field(description="Bradley–Terry Elo (MAP fit of all games at once; the anchor is 1000).")
+    ci_low: float | None = Field(description="Lower end of the reported interval: the wider of the bootstrap and "
+                                             "the posterior interval (see meta.json `interval_rule`).")
+    ci_high: float | None = Field(description="Upper end of the reported interval.")
+    interval: str = Field(description="Which interval is reported: `bootstrap`, `posterior` (the bootstrap was "
+                                      "narrower: too few pairs for it), or `anchor`.")
+    boot_low: float | None = Field(description="Mirror-pair bootstrap percentile interval, lower end.")
+    boot_high: float | None = Field(description="Mirror-pair bootstrap percentile interval, upper end.")
+    post_low: float | None = Field(description="Normal (Laplace) approximation of the MAP fit's posterior, lower end.")
+    post_high: float | None = Field(description="Posterior interval, upper end.")
+    pairs: int = Field(description="Complete mirror pairs the player played.")
+    games: int = Field(description="Finished games.")
+    wins: int = Field(description="Wins.")
+    ties: int = Field(description="Ties.")
+    losses: int = Field(description="Losses.")
+    win_rate: float = Field(description="(wins + ties / 2) / games.")
+    answers: int | None = Field(description="Saved answers (re-asks and refused choices included); empty for "
+                                            "players that report no decisions.")
+    cost_total: float | None = Field(description="Total spend of the player over its games, USD at list prices "
+                                                 "(refinement calls included).")
+    cost_per_game: float | None = Field(description="cost_total / games: the cost of one side of one game.")
+    output_tokens_per_decision: float | None = Field(description="Output tokens per saved answer with usage.")
+    seconds_per_decision: float | None = Field(description="Mean time per decision: LLM request to answer, or the "
+                                                           "bot's own measured time (Foul Play).")
+    reask_rate: float | None = Field(description="Share of saved answers that were re-asks.")
+    random_pick_rate: float | None = Field(description="Share of saved answers that were random picks.")
+
+
+class H2HRow(_Row):
+    """``h2h.csv``: one row per ordered (player, opponent) that met, from the player's side."""
+
+    player: str = Field(description="The player.")
+    opponent: str = Field(description="The opponent.")
+    wins: int = Field(description="Wins of player.")
+    ties: int = Field(description="Ties.")
+    losses: int = Field(description="Losses of player.")
+    games: int = Field(description="Games between them.")
+    win_rate: float = Field(description="(wins + ties / 2) / games.")
+
+
+class PairRow(_Row):
+    """``pairs.csv``: per matchup, how its mirror pairs ended (the method's luck argument rests on these)."""
+
+    matchup: str = Field(description="`<A>-vs-<B>`.")
+    player_a: str = Field(description="Player A.")
+    player_b: str = Field(description="Player B.")
+    pairs: int = Field(description="Complete mirror pairs (both games finished).")
+    a_2_0: int = Field(description="Pairs A won 2–0.")
+    split_1_1: int = Field(description="Pairs split 1–1 (each side won with the same team: the teams decided).")
+    b_2_0: int = Field(description="Pairs B won 2–0 (0–2 for A).")
+    with_ties: int = Field(description="Pairs with at least one tie.")
+    incomplete: int = Field(description="Pairs with one game only (the other was a harness error or is not played).")
+
+
+class PlayerRow(_Row):
+    """``players.json``: a list of one object per player: its settings apart from its figures."""
+
+    player: str = Field(description="The player's name.")
+    kind: str = Field(description="`llm` when it reports decisions (answers), else `bot`.")
+    settings: dict[str, Any] = Field(description="What the player reported identically in all its games: class, "
+                                                 "model, provider, reasoning, prices, bot parameters (no secrets).")
+    counters: dict[str, float] = Field(description="Summed per-game counters it reported (decisions, refusals, "
+                                                   "re-asks, random picks, retries, ...).")
+    tables: list[str] = Field(description="Extra per-player tables of the folder that have rows for it "
+                                          "(`<name>.csv`, e.g. `learning_curve`).")
+
+
+class RunInfo(_Row):
+    name: str = Field(description="The run's name.")
+    stores: list[str] = Field(description="Its stores that were merged (`store.sqlite`, `shard-I-of-N.sqlite`).")
+    games: int = Field(description="Finished games in its stores (before merging identical games).")
+    harness_errors: int = Field(description="Harness errors recorded (never results).")
+    partial: bool = Field(description="True when the run looks unfinished (missing shards, missing games of its "
+                                      "pairs, unresolved harness errors).")
+    partial_reasons: list[str] = Field(description="Why it is partial.")
+
+
+class BootstrapInfo(_Row):
+    samples: int = Field(description="Bootstrap samples.")
+    seed: int = Field(description="Seed of numpy's default_rng for the samples.")
+    level: float = Field(description="Interval level, e.g. 0.95.")
+    unit: str = Field(description="What is resampled: `mirror pair`.")
+
+
+class Meta(_Row):
+    """``meta.json``: what produced the folder and how its numbers were computed."""
+
+    schema_version: int = Field(description="SCHEMA_VERSION of the folder.")
+    pokebench_version: str = Field(description="Version of the pokebench package that published it.")
+    showdown_versions: list[str] = Field(description="Showdown versions of its games.")
+    prompt_versions: list[int] = Field(description="Prompt versions the LLM players reported.")
+    runs: list[RunInfo] = Field(description="The merged runs.")
+    anchor: str = Field(description="The player fixed at `anchor_elo`.")
+    anchor_elo: float = Field(description="The anchor's Elo.")
+    prior_sd: float = Field(description="Standard deviation of the N(0, sd²) prior on each rating, Elo points.")
+    bootstrap: BootstrapInfo
+    interval_rule: str = Field(description="How the reported interval is chosen.")
+    rank_rule: str = Field(description="How rank_ub is computed.")
+    games: int = Field(description="Distinct games published.")
+    duplicates_merged: int = Field(description="Copies of identical games in several runs, counted once.")
+    partial: bool = Field(description="True if any run is partial: every page says so.")
+    tables: list[str] = Field(description="Files of the folder's tables.")
+    played_from: str | None = Field(description="First game's start (UTC).")
+    played_to: str | None = Field(description="Last game's end (UTC).")
+
+
+#: Published table file -> its row model.
+TABLES: dict[str, type[_Row]] = {
+    "games.csv": GameRow, "decisions.csv": DecisionRow, "ratings.csv": RatingRow, "h2h.csv": H2HRow,
+    "pairs.csv": PairRow, "players.json": PlayerRow,
+}
+
+
+def columns(model: type[BaseModel]) -> list[str]:
+    """The columns of a table, in order."""
+    return list(model.model_fields)
+
+
+def _type_name(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    text = str(annotation) if "|" in str(annotation) or "[" in str(annotation) else text
+    text = text.replace("typing.", "").replace("NoneType", "empty").replace("<class '", "").replace("'>", "")
+    return text.replace("|", "or").replace("None", "empty").replace("Literal", "one of ")
+
+
+def columns_markdown() -> str:
+    """The column documentation of every table (the generated part of ``docs/results.md``)."""
+    out = []
+    for name, model in [*TABLES.items(), ("meta.json", Meta), ("meta.json runs[]", RunInfo),
+                        ("meta.json bootstrap", BootstrapInfo)]:
+        out.append(f"### {name}\n\n{(model.__doc__ or '').strip()}\n\n| column | type | meaning |\n|---|---|---|")
+        for field, info in model.model_fields.items():
+            desc = (info.description or "").replace("|", "\\|")
+            out.append(f"| `{field}` | {_type_name(info.annotation)} | {desc} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    """Print the generated column documentation (paste it between the markers of docs/results.md)."""
+    sys.stdout.write(columns_markdown())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""How figures read on the site: the Jinja2 filters (a missing figure is a dash, never a zero)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from urllib.parse import quote
+
+import pandas as pd
+
+__all__ = ["DASH", "missing", "FILTERS"]
+
+DASH = "—"
+
+
+def missing(x: Any) -> bool:
+    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x)) or (
+        hasattr(x, "dtype") and pd.isna(x))
+
+
+def elo(x: Any) -> str:
+    return DASH if missing(x) else f"{float(x):.0f}"
+
+
+def interval(lo: Any, hi: Any) -> str:
+    return DASH if missing(lo) or missing(hi) else f"{float(lo):.0f}–{float(hi):.0f}"
+
+
+def cost(x: Any) -> str:
+    if missing(x):
+        return DASH
+    x = float(x)
+    return f"${x:.4f}" if x < 0.1 else f"${x:.2f}"
+
+
+def integer(x: Any) -> str:
+    return DASH if missing(x) else f"{float(x):,.0f}"
+
+
+def seconds(x: Any) -> str:
+    if missing(x):
+        return DASH
+    x = float(x)
+    return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.1f} s"
+
+
+def rate(x: Any) -> str:
+    return DASH if missing(x) else f"{100 * float(x):.1f}%"
+
+
+def text(x: Any) -> str:
+    return DASH if missing(x) or x == "" else str(x)
+
+
+def url(*parts: str) -> str:
+    """A relative URL from path parts, each percent-encoded (Jinja2 escapes it for HTML)."""
+    return "/".join(quote(str(p)) for p in parts)
+
+
+def sort_value(x: Any) -> str:
+    """A cell's value for the games table's sorting script (numbers as numbers, missing last)."""
+    return "" if missing(x) else str(x)
+
+
+FILTERS = {"elo": elo, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
+           "sortval": sort_value}
+GLOBALS = {"interval": interval, "url": url, "missing": missing, "DASH": DASH}

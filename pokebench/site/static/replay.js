@@ -1,0 +1,51 @@
+(function () {
+  var secs = Array.prototype.slice.call(document.querySelectorAll('section.turn'));
+  var bar = document.getElementById('stepper');
+  if (!secs.length || !bar) return;
+  var links = Array.prototype.slice.call(document.querySelectorAll('nav.turns a'));
+  var prev = document.getElementById('prev'), next = document.getElementById('next');
+  var label = document.getElementById('where'), all = document.getElementById('all');
+  var cur = 0;
+  document.body.classList.add('js');
+  bar.hidden = false;
+  function show(i, push) {
+    cur = Math.max(0, Math.min(secs.length - 1, i));
+    secs.forEach(function (s, k) { s.classList.toggle('current', k === cur); });
+    links.forEach(function (a) { a.classList.toggle('current', a.getAttribute('href') === '#' + secs[cur].id); });
+    label.textContent = secs[cur].getAttribute('data-label') + ' (' + (cur + 1) + ' of ' + secs.length + ')';
+    prev.disabled = cur === 0; next.disabled = cur === secs.length - 1;
+    if (push && history.replaceState) history.replaceState(null, '', '#' + secs[cur].id);
+  }
+  function fromHash() {
+    var id = location.hash.slice(1), k = 0;
+    secs.forEach(function (s, j) { if (s.id === id) k = j; });
+    show(k, false);
+  }
+  prev.addEventListener('click', function () { show(cur - 1, true); });
+  next.addEventListener('click', function () { show(cur + 1, true); });
+  all.addEventListener('click', function () {
+    var on = document.body.classList.toggle('all');
+    all.textContent = on ? 'Step by turn' : 'Show all turns';
+  });
+  document.addEventListener('keydown', function (ev) {
+    if (ev.target && /INPUT|TEXTAREA/.test(ev.target.tagName)) return;
+    if (ev.key === 'ArrowLeft') show(cur - 1, true);
+    if (ev.key === 'ArrowRight') show(cur + 1, true);
+  });
+  window.addEventListener('hashchange', fromHash);
+  fromHash();
+})();
+
+// Showdown's replay viewer, loaded the way Showdown's saved replay files load it (a daily
+// cache-buster); it reads the log from <script type="text/plain" class="battle-log-data">.
+// Offline the script fails to load and the text view above stays the replay.
+(function () {
+  var wrapper = document.querySelector('.replay-wrapper[data-viewer]');
+  if (!wrapper) return;
+  var daily = Math.floor(Date.now() / 1000 / 60 / 60 / 24);
+  var script = document.createElement('script');
+  script.src = wrapper.getAttribute('data-viewer') + '?version' + daily;
+  script.onload = function () { document.body.classList.add('viewer-loaded'); };
+  script.onerror = function () { document.body.classList.add('viewer-offline'); };
+  document.body.appendChild(script);
+})();
