@@ -21,7 +21,7 @@ import pytest
 
 from pokebench.results.writing import publish
 from pokebench.site import build_site
-from test_publish import BOTS, EVIL_NICK, make_run
+from support.synthetic_runs import BOTS, EVIL_NICK, make_run
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p and Path(p).exists()), None)

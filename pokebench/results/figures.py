@@ -129,12 +129,14 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
     for player, seconds in _bot_seconds(players).items():
         if player in out.index:
             out.loc[player, "seconds_per_decision"] = seconds
+    games_of = {str(p): g for p, g in long.groupby("player")["score"]}
     key = "uid" if "uid" in games.columns else "game_id"
     if decisions is not None and not decisions.empty and "player" in decisions.columns:
         d = decisions
         if key in d.columns and key in games.columns:
             d = d[d[key].isin(set(games[key]))]
-        for player, rows in d.groupby("player"):
+        for key_, rows in d.groupby("player"):
+            player = str(key_)
             if player not in out.index:
                 continue
             cost, all_out = _col(rows, "cost_usd"), _col(rows, "output_tokens")  # refiner calls are spend too
@@ -143,7 +145,7 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
             out.loc[player, "answers"] = len(rows)
             if cost.notna().any() and not (cost.isna() & all_out.notna()).any():
                 out.loc[player, "cost_total"] = cost.sum()  # an answer with usage but no price: unknown
-                out.loc[player, "cost_per_game"] = cost.sum() / out.loc[player, "games"]
+                out.loc[player, "cost_per_game"] = float(cost.sum()) / len(games_of[player])
             out_tokens = _col(rows, "output_tokens")
             if out_tokens.notna().any():
                 out.loc[player, "output_tokens_per_decision"] = out_tokens.sum() / out_tokens.notna().sum()

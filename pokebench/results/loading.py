@@ -17,7 +17,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import pandas as pd
 
@@ -220,10 +220,11 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
             sides = store.game_players()
             by_game: dict[str, list[dict[str, Any]]] = {}
             dec = store.decisions()
-            for entry in dec.to_dict("records") if not dec.empty else []:
+            entries = cast(list[dict[str, Any]], dec.to_dict("records")) if not dec.empty else []
+            for entry in entries:
                 entry = {k: v for k, v in entry.items() if not _missing(v)}  # a field other answers have
                 by_game.setdefault(entry["game_id"], []).append(entry)
-            for row in table.to_dict("records"):
+            for row in cast(list[dict[str, Any]], table.to_dict("records")):
                 record = store.record(row["game_id"])
                 uid = game_uid(row, record)
                 where = (str(row["run"]), str(row["game_id"]))

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -64,10 +64,10 @@ def scrub_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
+def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables named like secrets (long enough to be one)."""
-    environ = os.environ if environ is None else environ
-    return sorted({v for k, v in environ.items() if SECRET_NAME.search(k) and len(v.strip()) >= 8},
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    return sorted({v for k, v in env.items() if SECRET_NAME.search(k) and len(v.strip()) >= 8},
                   key=len, reverse=True)
 
 

@@ -221,8 +221,9 @@ def _type_name(annotation: Any) -> str:
 def columns_markdown() -> str:
     """The column documentation of every table (the generated part of ``docs/results.md``)."""
     out = []
-    for name, model in [*TABLES.items(), ("meta.json", Meta), ("meta.json runs[]", RunInfo),
-                        ("meta.json bootstrap", BootstrapInfo)]:
+    documented: list[tuple[str, type[BaseModel]]] = [*TABLES.items(), ("meta.json", Meta),
+                                                      ("meta.json runs[]", RunInfo), ("meta.json bootstrap", BootstrapInfo)]
+    for name, model in documented:
         out.append(f"### {name}\n\n{(model.__doc__ or '').strip()}\n\n| column | type | meaning |\n|---|---|---|")
         for field, info in model.model_fields.items():
             desc = (info.description or "").replace("|", "\\|")

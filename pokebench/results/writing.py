@@ -60,8 +60,8 @@ def write_table(path: Path, model: type[BaseModel], frame: pd.DataFrame) -> None
         dtype = _dtype(info.annotation)
         if dtype is not None:
             values = out[name].map(lambda v: None if v is None or (isinstance(v, float) and v != v) else v)
-            out[name] = pd.array(values.astype(object).tolist() if dtype != "float64" else values.astype(float),
-                                 dtype=dtype)
+            data: Any = values.astype(object).tolist() if dtype != "float64" else values.astype(float)
+            out[name] = pd.array(data, dtype=dtype)
     neutralise_frame(out).to_csv(path, index=False, lineterminator="\n")
 
 
