@@ -9,7 +9,7 @@ import inspect
 import logging
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,6 +21,7 @@ from poke_env.player import Player
 
 from pokebench import paths
 from pokebench.play import epochs
+from pokebench.play import sequential
 from pokebench.play.arena import Arena, GameResult, HarnessError
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups
@@ -179,6 +180,9 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         raise ConfigError("\n".join(problems))
     specs = build_schedule(run_name, str(cfg.seed_text), pairs, matchups)
     shard = parse_shard(cfg.shard)
+    if sequential.enabled(cfg) and shard is not None:
+        raise ConfigError("'shard' and 'sequential.target_width' cannot be used together: each step of a "
+                          "sequential run chooses its next pairs from all the results so far.")
     if shard is not None:  # whole mirror pairs go to one shard, so each store holds complete bootstrap units
         specs = [s for s in specs if s.pair % shard[1] == shard[0]]
     try:
@@ -189,6 +193,17 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
         "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
     }
+    if sequential.enabled(cfg):  # its settings decide which games are played
+        try:
+            seq = sequential.read_config(cfg, names)
+        except sequential.SequentialError as err:
+            raise ConfigError(str(err)) from None
+        fingerprint["sequential"] = {k: v for k, v in seq.__dict__.items() if k not in ("anchor",)}
+        refining = sorted(epochs.participants(factories, Path("runs") / run_name / "players"))
+        if refining:
+            raise ConfigError(f"Player(s) {refining} change between epochs of whole pairs of every matchup, which a "
+                              "sequential run (more pairs for some matchups only) cannot keep fair. Play this run "
+                              "without sequential.target_width.")
     return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups], fingerprint, shard)
 
 
@@ -266,6 +281,8 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
     planned = {s.game_id for s in plan.specs}
     with RunStore(store_path(run_dir, plan.shard)) as store:
         store.bind_config(plan.fingerprint, run_name)
+        if sequential.enabled(cfg):
+            return _run_sequential(cfg, plan, store, run_dir)
         done = done_in_run(run_dir)
         if planned - done:
             log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
@@ -276,3 +293,18 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
                                                   lambda done, block: play_missing(plan, cfg, store, server, done,
                                                                                    block)))
     return len(planned - done_in_run(run_dir))
+
+
+def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Path) -> int:
+    """A sequential run (:mod:`pokebench.play.sequential`): the steps play through :func:`play_missing`."""
+    conf = sequential.read_config(cfg, list(cfg.players))
+    matchups = list(dict.fromkeys((s.p1, s.p2) for s in plan.specs if s.game == 1))  # (A, B) in the run's order
+    with _server(cfg, run_dir / "showdown.log") as server:
+        async def play(specs: list[GameSpec]) -> None:
+            await play_missing(replace(plan, specs=specs), cfg, store, server, done_in_run(run_dir))
+
+        specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, run_dir,
+                                               lambda: sequential.finished_games(run_dir), play)
+    log.info("Sequential run %s: %s", plan.name, why)
+    print(f"{plan.name}: {why}")
+    return len({s.game_id for s in specs} - done_in_run(run_dir))

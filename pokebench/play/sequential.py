@@ -1,0 +1,244 @@
+"""Sequential scheduling: play mirror pairs until the listed players' intervals are narrow enough.
+
+With ``sequential.target_width`` set, a run does not play a fixed ``pairs`` per matchup.
+It plays ``min_pairs`` pairs of every matchup, then, step by step, ``batch`` more pairs of
+the matchups whose results would narrow the widest intervals most, until every listed
+player's interval (the one the published ratings report, :func:`fit_ratings`) is at most
+``target_width`` Elo points wide, or ``max_pairs`` pairs (over all matchups) are played.
+
+How the next matchups are chosen: the normal approximation of the MAP fit gives the
+covariance Σ of the ratings; one more pair of matchup (i, j) adds information
+w = 2·c²·p(1−p) along e_i − e_j (c = ln 10 / 400, p the fitted win chance), which lowers the
+variance of player k's rating (relative to the anchor, u = e_k − e_a) by
+w·(uᵀΣv)² / (1 + w·vᵀΣv). Each pick goes to the matchup that most lowers the variance of the
+player whose interval is widest, ties broken by the total over the unfinished players, then
+by the matchups' order; Σ is updated (rank one) before the next pick of the same step.
+
+Pair j of a matchup has pair j's seeds (the same in every matchup, as in a fixed run), and
+every choice depends only on finished games and seeded bootstraps: two runs of the same
+config play the same games. A restarted run replays its steps from the store's games and
+plays on where it stopped; ``runs/NAME/sequential.json`` records each step and why the run
+stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+from scipy.special import expit
+
+from pokebench.play.schedule import GameSpec, build_schedule
+from pokebench.results.ratings import SCALE, RatingsError, fit_ratings
+from pokebench.util import atomic_write_text
+
+__all__ = ["SequentialConfig", "Step", "enabled", "read_config", "next_step", "choose_matchups", "run_sequential",
+           "STATE_FILE", "finished_games", "specs_for"]
+
+STATE_FILE = "sequential.json"
+
+
+class SequentialError(ValueError):
+    """The sequential settings are wrong; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class SequentialConfig:
+    target_width: float
+    players: tuple[str, ...]
+    max_pairs: int
+    batch: int = 2
+    min_pairs: int = 1
+    anchor: str = "max-damage"
+    n_bootstrap: int = 200
+    level: float = 0.95
+    prior_sd: float = 800.0
+
+
+@dataclass
+class Step:
+    """One step: how many pairs each matchup has after it, and the widths that chose it."""
+
+    pairs: dict[str, int]
+    widths: dict[str, float] = field(default_factory=dict)
+
+
+def enabled(cfg: DictConfig) -> bool:
+    seq = cfg.get("sequential")
+    return seq is not None and seq.get("target_width") is not None
+
+
+def read_config(cfg: DictConfig, players: Sequence[str]) -> SequentialConfig:
+    """The checked ``sequential`` settings of a run config."""
+    seq = OmegaConf.to_container(cfg.sequential, resolve=True)
+    assert isinstance(seq, dict)
+    unknown = set(seq) - {"target_width", "players", "max_pairs", "batch", "min_pairs", "bootstrap"}
+    if unknown:
+        raise SequentialError(f"Unknown key(s) sequential.{', sequential.'.join(sorted(unknown))}. Known: "
+                              "target_width, players, max_pairs, batch, min_pairs, bootstrap.")
+    width = seq["target_width"]
+    if isinstance(width, bool) or not isinstance(width, (int, float)) or width <= 0:
+        raise SequentialError(f"'sequential.target_width' must be a positive number of Elo points, not {width!r}.")
+    for key in ("max_pairs", "batch", "min_pairs", "bootstrap"):
+        value = seq.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SequentialError(f"'sequential.{key}' must be a positive whole number, not {value!r}.")
+    listed = tuple(seq.get("players") or [p for p in players if p != cfg.anchor])
+    strangers = [p for p in listed if p not in players]
+    if strangers:
+        raise SequentialError(f"'sequential.players' names {strangers}, not players of the run ({list(players)}).")
+    return SequentialConfig(float(width), listed, int(seq["max_pairs"]), int(seq["batch"]), int(seq["min_pairs"]),
+                            str(cfg.anchor), int(seq["bootstrap"]))
+
+
+def _widths(games: pd.DataFrame, conf: SequentialConfig) -> tuple[dict[str, float], pd.DataFrame | None]:
+    try:
+        table = fit_ratings(games, anchor=conf.anchor, n_bootstrap=conf.n_bootstrap, seed=0, ci=conf.level,
+                            prior_sd=conf.prior_sd)
+    except RatingsError:
+        return {p: math.inf for p in conf.players}, None
+    width = dict(zip(table["player"], table["ci_high"] - table["ci_low"]))
+    return {p: float(width.get(p, math.inf)) for p in conf.players}, table
+
+
+def choose_matchups(games: pd.DataFrame, table: pd.DataFrame, matchups: Sequence[tuple[str, str]],
+                    widths: dict[str, float], conf: SequentialConfig, budget: int) -> list[tuple[str, str]]:
+    """The matchups of the next step (a matchup can be chosen more than once), see the module doc."""
+    players = list(table["player"])
+    index = {p: k for k, p in enumerate(players)}
+    r = table.set_index("player")["elo"].reindex(players).to_numpy(float)
+    pairs = [(a, b) for a, b in matchups if a in index and b in index]
+    n = len(players)
+    # minus the Hessian of the log posterior at the fit (the same matrix as ratings.posterior_sd)
+    N = np.zeros((n, n))
+    for p1, p2 in zip(games["p1"], games["p2"]):
+        if p1 in index and p2 in index and p1 != p2:
+            N[index[p1], index[p2]] += 1
+            N[index[p2], index[p1]] += 1
+    p = expit(SCALE * (r[:, None] - r[None, :]))
+    c = SCALE**2 * N * p * (1 - p)
+    A = -c
+    A[np.diag_indices_from(A)] += c.sum(-1) + 1.0 / conf.prior_sd**2
+    cov = np.linalg.inv(A)
+    a = index[conf.anchor]
+    open_players = sorted((k for k in conf.players if widths.get(k, math.inf) > conf.target_width),
+                          key=lambda k: (-widths.get(k, math.inf), k))
+    chosen: list[tuple[str, str]] = []
+    for _ in range(min(conf.batch, budget)):
+        if not open_players:
+            break
+        best, best_key = None, None
+        for m, (x, y) in enumerate(pairs):
+            v = np.zeros(n)
+            v[index[x]], v[index[y]] = 1.0, -1.0
+            w = 2 * SCALE**2 * p[index[x], index[y]] * (1 - p[index[x], index[y]])
+            sv = cov @ v
+            gains = []
+            for k in open_players:
+                u = np.zeros(n)
+                u[index[k]] += 1.0
+                u[a] -= 1.0
+                gains.append(w * float(u @ sv) ** 2 / (1 + w * float(v @ sv)))
+            key = (round(gains[0], 12), round(sum(gains), 12), -m)
+            if best_key is None or key > best_key:
+                best, best_key = (x, y), key
+        assert best is not None
+        chosen.append(best)
+        v = np.zeros(n)
+        v[index[best[0]]], v[index[best[1]]] = 1.0, -1.0
+        w = 2 * SCALE**2 * p[index[best[0]], index[best[1]]] * (1 - p[index[best[0]], index[best[1]]])
+        sv = cov @ v
+        cov = cov - w * np.outer(sv, sv) / (1 + w * float(v @ sv))
+    return chosen
+
+
+def next_step(games: pd.DataFrame, pairs: dict[str, int], matchups: Sequence[tuple[str, str]],
+              conf: SequentialConfig) -> tuple[dict[str, int] | None, dict[str, float], str]:
+    """After the games of ``pairs`` (matchup -> pairs played), the next ``pairs`` or None and why."""
+    widths, table = _widths(games, conf)
+    total = sum(pairs.values())
+    if table is not None and all(w <= conf.target_width for w in widths.values()):
+        return None, widths, (f"target reached: every listed player's interval is at most {conf.target_width:g} "
+                              f"Elo wide after {total} pairs")
+    if total >= conf.max_pairs:
+        return None, widths, f"pair budget spent: {total} of {conf.max_pairs} pairs played"
+    budget = conf.max_pairs - total
+    if table is None:  # not fittable yet (e.g. a player never met the others): one more pair of every matchup
+        picks = list(matchups)[:budget]
+    else:
+        picks = choose_matchups(games, table, matchups, widths, conf, budget)
+    out = dict(pairs)
+    for a, b in picks:
+        out[f"{a}-vs-{b}"] += 1
+    return out, widths, ""
+
+
+def specs_for(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], pairs: dict[str, int]) -> list[GameSpec]:
+    """The games of ``pairs`` (matchup -> pairs 1..count), in the order a fixed run would play them."""
+    top = max(pairs.values(), default=0)
+    return [s for s in build_schedule(run, seed_text, top, matchups) if s.pair <= pairs[s.matchup]]
+
+
+def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], conf: SequentialConfig,
+                   run_dir: Path, finished: Callable[[], pd.DataFrame],
+                   play: Callable[[list[GameSpec]], Awaitable[Any]]) -> tuple[list[GameSpec], str]:
+    """Play step by step (``play`` plays the specs not yet finished); return every planned game and why it stopped.
+
+    ``finished()`` gives the run's finished games (columns of games.csv). Each step is
+    replayed from them first, so a restarted run continues exactly where it stopped.
+    """
+    names = [f"{a}-vs-{b}" for a, b in matchups]
+    pairs = {m: min(conf.min_pairs, conf.max_pairs) for m in names}
+    steps: list[dict[str, Any]] = []
+    reason = ""
+
+    async def loop() -> None:
+        nonlocal pairs, reason
+        while True:
+            specs = specs_for(run, seed_text, matchups, pairs)
+            games = finished()
+            done = set(games["game_id"]) if len(games) else set()
+            missing = [s for s in specs if s.game_id not in done]
+            if missing:
+                await play(missing)
+                games = finished()
+                done = set(games["game_id"]) if len(games) else set()
+                if any(s.game_id not in done for s in specs):
+                    reason = ("stopped: some games of this step ended in harness errors; start the run again to "
+                              "play them and go on")
+                    steps.append({"pairs": dict(pairs), "widths": {}})
+                    return
+            planned = {s.game_id for s in specs}
+            mine = games[games["game_id"].isin(planned)] if len(games) else games
+            nxt, widths, why = next_step(mine, pairs, matchups, conf)
+            steps.append({"pairs": dict(pairs), "widths": {k: (None if math.isinf(v) else round(v, 3))
+                                                             for k, v in widths.items()}})
+            if nxt is None:
+                reason = why
+                return
+            pairs = nxt
+
+    asyncio.run(loop())
+    state = {"target_width": conf.target_width, "players": list(conf.players), "max_pairs": conf.max_pairs,
+             "batch": conf.batch, "min_pairs": conf.min_pairs, "bootstrap": conf.n_bootstrap,
+             "pairs_played": sum(steps[-1]["pairs"].values()) if steps else 0, "stopped": reason, "steps": steps}
+    atomic_write_text(run_dir / STATE_FILE, json.dumps(state, indent=1) + "\n")
+    return specs_for(run, seed_text, matchups, pairs), reason
+
+
+def finished_games(run_dir: Path) -> pd.DataFrame:
+    """The finished games of every store of a run (whole or shards)."""
+    from pokebench.results.store import RunStore, run_stores
+
+    frames = []
+    for path in run_stores(run_dir):
+        with RunStore.open_existing(path) as store:
+            frames.append(store.games())
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["game_id", "p1", "p2"])
