@@ -188,10 +188,17 @@ def pair_results(games: pd.DataFrame) -> pd.DataFrame:
 
 
 def player_rows(ratings: pd.DataFrame, games: pd.DataFrame, players: dict[str, dict[str, Any]],
-                tables: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:
-    """One entry of ``players.json`` per player: settings apart from summed counters."""
+                tables: dict[str, pd.DataFrame], decisions: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """One entry of ``players.json`` per player: settings apart from summed counters.
+
+    ``kind`` is ``llm`` for a player whose decisions name a model or report tokens, else ``bot``
+    (a bot may report decisions too, e.g. Foul Play's time per choice)."""
+    llm: set[str] = set()
+    if decisions is not None and not decisions.empty:
+        uses = decisions["model"].notna() | pd.to_numeric(decisions["output_tokens"], errors="coerce").notna()
+        llm = set(decisions.loc[uses, "player"])
     out = []
-    for player, answers in zip(ratings["player"], ratings["answers"]):
+    for player in ratings["player"]:
         infos = []
         for uid, p1, p2 in zip(games["uid"], games["p1"], games["p2"]):
             for side, name in (("p1", p1), ("p2", p2)):
@@ -215,7 +222,7 @@ def player_rows(ratings: pd.DataFrame, games: pd.DataFrame, players: dict[str, d
             elif same and k in infos[0] and all(k in i for i in infos):
                 settings[k] = values[0]
         listed = [name for name, t in tables.items() if "player" in t.columns and (t["player"] == player).any()]
-        out.append({"player": player, "kind": "bot" if _missing(answers) else "llm", "settings": settings,
+        out.append({"player": player, "kind": "llm" if player in llm else "bot", "settings": settings,
                     "counters": counters, "tables": listed})
     return out
 
@@ -244,7 +251,8 @@ class Results:
 
     @property
     def llm_players(self) -> list[str]:
-        return [p for p, a in zip(self.ratings["player"], self.ratings["answers"]) if not _missing(a)]
+        kinds = {p["player"]: p["kind"] for p in self.players}
+        return [p for p in self.ratings["player"] if kinds.get(p) == "llm"]
 
 
 def _pokebench_version() -> str:
@@ -291,5 +299,5 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
         for name, table in make(data, results).items():
             if table is not None and not table.empty:
                 results.extra[name] = table
-    results.players = player_rows(ratings, games, data.players, results.extra)
+    results.players = player_rows(ratings, games, data.players, results.extra, data.decisions)
     return results
