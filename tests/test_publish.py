@@ -299,6 +299,9 @@ def test_published_folder_carries_its_contract(runs: Path, tmp_path: Path) -> No
     llm = next(p for p in players if p["player"] == "llm-a")
     assert llm["kind"] == "llm" and llm["settings"]["model"] == "test/model-x" and llm["counters"]["decisions"] > 0
     assert "decisions" not in llm["settings"] and "api_key" not in json.dumps(players)
+    # the run config's settings: prices and their date, no secret
+    assert llm["settings"]["config.model.prices.input"] == 3.0
+    assert llm["settings"]["config.model.prices.read_on"] == "2026-10-01"
     # integers as integers, UTC timestamps with Z
     games = (out / "games.csv").read_text()
     assert ".0," not in games.splitlines()[1]

@@ -160,6 +160,7 @@ class LLMPlayer(BenchPlayer):
             parsed = prompt.parse_answer(answer)
             index, problem = prompt.match_action(parsed.action, actions)
             entry = self._entry(battle, completion, parsed, reask)
+            entry["sent"] = message  # what the model was sent for this answer (the replay page shows it)
             if index is None:
                 invalid += 1
                 entry["invalid"] = problem

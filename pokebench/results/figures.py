@@ -187,12 +187,25 @@ def pair_results(games: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns(PairRow))
 
 
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested settings as dotted keys: {"model": {"prices": {"input": 3}}} -> {"model.prices.input": 3}."""
+    if not isinstance(value, dict):
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
 def player_rows(ratings: pd.DataFrame, games: pd.DataFrame, players: dict[str, dict[str, Any]],
-                tables: dict[str, pd.DataFrame], decisions: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+                tables: dict[str, pd.DataFrame], decisions: pd.DataFrame | None = None,
+                configs: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One entry of ``players.json`` per player: settings apart from summed counters.
 
     ``kind`` is ``llm`` for a player whose decisions name a model or report tokens, else ``bot``
-    (a bot may report decisions too, e.g. Foul Play's time per choice)."""
+    (a bot may report decisions too, e.g. Foul Play's time per choice). The settings are what the
+    player reported identically in all its games plus, under ``config.``, its run config (model,
+    provider address, reasoning levels, prices and their date, bot parameters; no secrets)."""
     llm: set[str] = set()
     if decisions is not None and not decisions.empty:
         uses = decisions["model"].notna() | pd.to_numeric(decisions["output_tokens"], errors="coerce").notna()
@@ -221,6 +234,8 @@ def player_rows(ratings: pd.DataFrame, games: pd.DataFrame, players: dict[str, d
                     counters[k] = int(total) if all(isinstance(v, int) for v in numbers) else round(float(total), 10)
             elif same and k in infos[0] and all(k in i for i in infos):
                 settings[k] = values[0]
+        for k, v in _flat((configs or {}).get(player, {}), "config").items():
+            settings.setdefault(k, v)
         listed = [name for name, t in tables.items() if "player" in t.columns and (t["player"] == player).any()]
         out.append({"player": player, "kind": "llm" if player in llm else "bot", "settings": settings,
                     "counters": counters, "tables": listed})
@@ -299,5 +314,5 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
         for name, table in make(data, results).items():
             if table is not None and not table.empty:
                 results.extra[name] = table
-    results.players = player_rows(ratings, games, data.players, results.extra, data.decisions)
+    results.players = player_rows(ratings, games, data.players, results.extra, data.decisions, data.configs)
     return results

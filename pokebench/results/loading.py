@@ -93,6 +93,7 @@ class RunData:
     players: dict[str, dict[str, Any]] = field(default_factory=dict)
     duplicates_merged: int = 0
     run_dirs: list[Path] = field(default_factory=list)
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # player -> its run config (no secrets)
     _sources: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)  # uid -> (store key, game id)
     _stores: dict[str, RunStore] = field(default_factory=dict, repr=False)
 
@@ -149,6 +150,16 @@ def _open_stores(names: Sequence[str], runs_dir: Path) -> list[tuple[str, str, R
             key = name if path.name == "store.sqlite" else f"{name}/{path.stem}"
             opened.append((name, key, store))
     return opened
+
+
+def _player_configs(store: RunStore) -> dict[str, dict[str, Any]]:
+    """Each player's config as the run that made the store gave it (the store's fingerprint), without secrets."""
+    try:
+        row = store.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        players = json.loads(row[0]).get("players") if row else None
+    except (sqlite3.Error, ValueError, AttributeError):
+        return {}
+    return {str(k): scrub(v) for k, v in players.items() if isinstance(v, dict)} if isinstance(players, dict) else {}
 
 
 def partial_reasons(store_files: Sequence[str], games: pd.DataFrame, errors: pd.DataFrame,
@@ -208,10 +219,13 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
     all_errors = []
     duplicates = 0
     by_uid: dict[str, dict[str, Any]] = {}
+    configs: dict[str, dict[str, Any]] = {}
     try:
         for name, key, store in opened:
             info = per_run[name]
             info["stores"].append(Path(store.path).name)
+            for player, config in _player_configs(store).items():
+                configs.setdefault(player, config)
             errs = store.harness_errors()
             info["errors"].append(errs)
             all_errors.append(errs.assign(store=key)[["store", *errs.columns]])
@@ -272,6 +286,7 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
         names=names, games=games, decisions=pd.DataFrame(decisions, columns=columns(DecisionRow)),
         errors=pd.concat(all_errors, ignore_index=True) if all_errors else pd.DataFrame(),
         runs=runs, players=players, duplicates_merged=duplicates, run_dirs=[runs_dir / n for n in names],
+        configs=configs,
         _sources=sources,
         _stores={key: store for _, key, store in opened})
 

@@ -154,7 +154,7 @@ class PlayerRow(_Row):
     kind: str = Field(description="`llm` when it reports decisions (answers), else `bot`.")
     settings: dict[str, Any] = Field(description="What the player reported identically in all its games: class, "
                                                  "model, provider, reasoning, prices, bot parameters (no secrets).")
-    counters: dict[str, float] = Field(description="Summed per-game counters it reported (decisions, refusals, "
+    counters: dict[str, int | float] = Field(description="Summed per-game counters it reported (decisions, refusals, "
                                                    "re-asks, random picks, retries, ...).")
     tables: list[str] = Field(description="Extra per-player tables of the folder that have rows for it "
                                           "(`<name>.csv`, e.g. `learning_curve`).")

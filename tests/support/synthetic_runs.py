@@ -105,6 +105,10 @@ def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"
         specs = [s for s in specs if s.pair in only_pairs]
     path = runs_dir / name / store
     with RunStore(path) as store:
+        store.bind_config({"seed_text": seed_text or f"seed-{name}", "players": {
+            p: ({"_target_": "pokebench.players.llm.LLMPlayer", "model": {"model": "test/model-x", "api_key": SECRET,
+                 "prices": {"input": 3.0, "output": 15.0, "read_on": "2026-10-01"}}} if p.startswith("llm")
+                else {"_target_": f"bots.{p}"}) for p in players}}, name)
         for spec in specs if games else []:
             winner, turns = outcome(spec)
             record = {"game_id": spec.game_id, "format": "gen9randombattle", "showdown_version": "0.11.11-test",
