@@ -550,3 +550,32 @@ def test_notebook_runs_against_a_published_site(runs: Path, tmp_path: Path, monk
     assert "llm-a" in text and "max-damage" in text
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert images >= 3  # ratings, head to head, cost against rating
+
+
+# ---- real games --------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_identical_real_bot_runs_publish_byte_identical_games(tmp_path: Path) -> None:
+    """Two real runs of the bots (same config, two folders): the same published games, byte for byte,
+    but for the times they were played (games.csv's start and end, the logs' `|t:|` lines)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    outs = []
+    for k in range(2):
+        cwd = tmp_path / f"machine{k}"
+        cwd.mkdir()
+        proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false"],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        outs.append(publish(["bots-smoke"], cwd / "site", runs_dir=cwd / "runs", n_bootstrap=20))
+    games = [pd.read_csv(o / "games.csv").drop(columns=["started_at", "ended_at"]) for o in outs]
+    pd.testing.assert_frame_equal(games[0], games[1])
+    for sub in ("inputlogs", "teams"):
+        assert snapshot(outs[0] / sub) == snapshot(outs[1] / sub), sub
+    untimed = [{name: re.sub(rb"\|t:\|\d+\n", b"", data) for name, data in snapshot(o / "logs").items()} for o in outs]
+    assert untimed[0] == untimed[1]  # the battle logs differ only in their `|t:|` clock lines
+    sheets = json.loads(next((outs[0] / "teams").iterdir()).read_text())
+    assert len(sheets["p1"]) == len(sheets["p2"]) == 6
+    replay = next((outs[0] / "replays").iterdir()).read_text()
+    assert replay.count('<pre class="sheet">') == 12 and "Tera Type: " in replay and "Ability: " in replay
+    for name in ("ratings.csv", "pairs.csv", "h2h.csv", "players.json"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
