@@ -151,6 +151,10 @@ def test_a_sharded_run_with_a_refining_player_is_refused_and_a_frozen_one_is_not
     saved.write_text(Harness(strategy="Frozen.").model_dump_json())
     plan = plan_run(_cfg("shard=0/2", "players.ch-local.mode=frozen", f"players.ch-local.load_from={saved}"), "ch")
     assert {s.pair % 2 for s in plan.specs} == {0}
+    with pytest.raises(ConfigError, match=r"\['ch-local'\] change between epochs"):  # nor a sequential run
+        plan_run(_cfg("sequential.target_width=300"), "ch")
+    plan_run(_cfg("sequential.target_width=300", "players.ch-local.mode=frozen",
+                  f"players.ch-local.load_from={saved}"), "ch")
     with pytest.raises(ConfigError, match="mode frozen needs load_from"):
         plan_run(_cfg("players.ch-local.mode=frozen"), "ch")
     with pytest.raises(ConfigError, match="epoch_pairs must be a whole number"):

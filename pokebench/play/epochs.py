@@ -56,18 +56,26 @@ def participants(factories: dict[str, Any], work_root: Path) -> dict[str, EpochP
     return found
 
 
-def check_shards(factories: dict[str, Any], shard: tuple[int, int] | None) -> None:
-    """Refuse a sharded run with a refining player (ValueError naming the fix)."""
-    if shard is None or shard[1] == 1:
-        return
+def refining(factories: dict[str, Any]) -> list[str]:
+    """The players whose class says they change during the run (``refines(**options)``; a frozen harness does not)."""
+    names = []
     for name, factory in factories.items():
         cls, options = getattr(factory, "func", None), getattr(factory, "keywords", None) or {}
         refines = getattr(cls, "refines", None)
         if callable(refines) and refines(**options):
-            raise ValueError(
-                f"Player '{name}' refines its harness between epochs, which shards cannot keep fair (each shard "
-                "would refine from part of every epoch, and the harness would fork). Play this run without "
-                f"`shard=`, or freeze the harness (players.{name}.mode=frozen with load_from=...).")
+            names.append(name)
+    return sorted(names)
+
+
+def check_shards(factories: dict[str, Any], shard: tuple[int, int] | None) -> None:
+    """Refuse a sharded run with a refining player (ValueError naming the fix)."""
+    if shard is None or shard[1] == 1:
+        return
+    for name in refining(factories)[:1]:
+        raise ValueError(
+            f"Player '{name}' refines its harness between epochs, which shards cannot keep fair (each shard "
+            "would refine from part of every epoch, and the harness would fork). Play this run without "
+            f"`shard=`, or freeze the harness (players.{name}.mode=frozen with load_from=...).")
 
 
 def barriers(specs: Iterable[GameSpec], sizes: Iterable[int]) -> list[list[GameSpec]]:

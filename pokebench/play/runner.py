@@ -199,7 +199,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         except sequential.SequentialError as err:
             raise ConfigError(str(err)) from None
         fingerprint["sequential"] = {k: v for k, v in seq.__dict__.items() if k not in ("anchor",)}
-        refining = sorted(epochs.participants(factories, Path("runs") / run_name / "players"))
+        refining = epochs.refining(factories)
         if refining:
             raise ConfigError(f"Player(s) {refining} change between epochs of whole pairs of every matchup, which a "
                               "sequential run (more pairs for some matchups only) cannot keep fair. Play this run "
