@@ -19,7 +19,8 @@ from pokebench import paths
 from pokebench.play.schedule import build_schedule
 from pokebench.showdown import node
 from pokebench.showdown.errors import ServerError
-from pokebench.text.differential import KEPT, compare_game, compare_lines, normalize_oracle, normalize_ours, summarize
+from pokebench.text.differential import (KEPT, compare_game, compare_lines, game_facts, normalize_oracle,
+                                        normalize_ours, summarize)
 from pokebench.text.renderer import BattleText
 
 CORPUS = json.loads((REPO_DIR / "tests" / "data" / "text-corpus.json").read_text())
@@ -110,8 +111,10 @@ def test_kept_roost_of_a_pokemon_terastallized_into_flying_after_it_switched_bac
                "|switch|p2a: Rotom|Rotom-Heat, L83|100/100", "|switch|p2a: Empoleon|Empoleon, L84, F|60/100"])
     ours = text.feed(["|move|p2a: Empoleon|Roost|p2a: Empoleon", "|-singleturn|p2a: Empoleon|move: Roost"])
     assert ours == ["The opposing Empoleon used Roost!", "(The opposing Empoleon loses Flying type this turn.)"]
-    diff = compare_lines(ours, ours[:1])
+    facts = game_facts(["|switch|p2a: Empoleon|Empoleon, L84, F|100/100\n|-terastallize|p2a: Empoleon|Flying"])
+    diff = compare_lines(ours, ours[:1], facts=facts)
     assert [d.kept for d in diff.differences] == ["Roost of a Terastallized Flying type"]
+    assert compare_lines(ours, ours[:1]).meaning_changing  # kept only for a Pokémon that did Terastallize
     not_flying = BattleText("p1")
     not_flying.feed(["|switch|p2a: Empoleon|Empoleon, L84, F|100/100"])
     assert not_flying.feed(["|-singleturn|p2a: Empoleon|move: Roost"]) == []
