@@ -264,8 +264,11 @@ def _finish(proc: subprocess.Popen[str]) -> None:
 def _stored(db: Path) -> set[str]:
     if not db.exists():
         return set()
-    with sqlite3.connect(db) as raw:
-        return {row[0] for row in raw.execute("SELECT game_id FROM games")}
+    try:
+        with sqlite3.connect(db) as raw:
+            return {row[0] for row in raw.execute("SELECT game_id FROM games")}
+    except sqlite3.OperationalError:  # the run is still creating its store's tables
+        return set()
 
 
 def _harness_side(sides: dict[str, Any], player: str) -> dict[str, Any]:
