@@ -3,7 +3,7 @@
 ``protocol`` (protocol lines and tables), ``templates`` (Showdown's text templates), ``names`` (how
 Pokémon, players and HP are named), ``renderer`` (:class:`BattleText`) and ``effects`` (the words of
 effects), ``battle_text`` (their public names together), ``differential`` (the comparison with an
-independent renderer), ``prompt`` (the messages).
+independent renderer), ``prompt`` (the messages), ``answers`` (reading the model's answers).
 """
 
 from pokebench.text.battle_text import BattleText, BattleTextError, render_battle

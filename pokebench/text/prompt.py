@@ -1,4 +1,4 @@
-"""What an LLM player sees, and how its answers are read: prompt version 3 (method §2-§3).
+"""What an LLM player sees: prompt version 3 (method §2-§3); its answers are read in :mod:`pokebench.text.answers`.
 
 One game is one conversation: the system prompt (:func:`system_prompt`, byte for
 byte the text of the method), a first message (:func:`first_message`: the battle
@@ -27,6 +27,7 @@ from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.battle.pokemon_type import PokemonType
 
 from pokebench import paths
+from pokebench.text.answers import ParsedAnswer as ParsedAnswer, match_action as match_action, parse_answer as parse_answer
 from pokebench.text.protocol import key
 from pokebench.text.renderer import BattleText
 
@@ -487,61 +488,3 @@ def refusal_message(error: str, refused: str | None, actions: Sequence[LegalActi
         out += ["", "NEW EVENTS", *new_lines]
     out += ["", *actions_block(actions), "", CLOSING_LINE]
     return "\n".join(out)
-
-
-# --------------------------------------------------------------------------- reading answers
-
-_LINE = re.compile(r"^[\s>*_#`\-]*(ACTION|REASON)[\s*_`]*:[\s*_`]*(.*?)[\s*_`]*$", re.IGNORECASE)
-_NUMBER = re.compile(r"^[\[(<#]*(\d+)[\])>]*(?:[.):,\-]|\s|$)")
-
-
-@dataclass(frozen=True)
-class ParsedAnswer:
-    action: str | None
-    reason: str | None
-
-
-def parse_answer(text: str | None) -> ParsedAnswer:
-    """The last ``ACTION:`` line and the last ``REASON:`` line (method §2); markdown emphasis is ignored."""
-    action = reason = None
-    for line in (text or "").splitlines():
-        match = _LINE.match(line)
-        if match:
-            value = match.group(2).strip()
-            if match.group(1).upper() == "ACTION":
-                action = value
-            else:
-                reason = value
-    return ParsedAnswer(action, reason)
-
-
-def _normalize(text: str) -> str:
-    text = text.strip().strip("\"'“”‘’<>").strip()
-    return re.sub(r"\s+", " ", text.rstrip(".")).lower()
-
-
-def match_action(answer: str | None, actions: Sequence[LegalAction]) -> tuple[int | None, str]:
-    """The index of the action an ACTION value names, or None and the error the model gets.
-
-    Accepted: the number of an action (``3``, ``3.``, ``[3]``, ``3. move Thunderbolt``), or its
-    text as listed, ignoring case, spacing, quotes and a final period; the text without the
-    leading ``move``/``switch`` is accepted when it names exactly one action.
-    """
-    if answer is None:
-        return None, "Your answer has no ACTION line."
-    value = _normalize(answer)
-    if not value:
-        return None, "Your ACTION line is empty."
-    number = _NUMBER.match(value)
-    if number:
-        index = int(number.group(1))
-        if 1 <= index <= len(actions):
-            return index - 1, ""
-        return None, f"There is no action {index}: the legal actions are numbered 1 to {len(actions)}."
-    texts = [_normalize(a.text) for a in actions]
-    if value in texts:
-        return texts.index(value), ""
-    bare = [i for i, t in enumerate(texts) if t.split(" ", 1)[-1] == value]
-    if len(bare) == 1:
-        return bare[0], ""
-    return None, f'"{answer.strip()}" is not one of your legal actions.'
