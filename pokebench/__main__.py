@@ -14,7 +14,8 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from pokebench import paths
-from pokebench.play.runner import ConfigError, available_runs, run
+from pokebench.play.runner import ConfigError, RunStopped, available_runs, run
+from pokebench.play.summary import resume_command
 from pokebench.showdown.server import ServerError
 from pokebench.results.store import StoreError
 
@@ -54,13 +55,16 @@ def play(cfg: DictConfig) -> None:
                 print(f"Not published: {err}", file=sys.stderr)
     except (ConfigError, ServerError, StoreError) as err:
         _fail(str(err))
+    except RunStopped as err:
+        print(f"{err}\nTo resume: {resume_command(HydraConfig.get().overrides.task)}", file=sys.stderr)
+        sys.exit(err.exit_code)
     except KeyboardInterrupt:
         print(f"\nInterrupted. The games that finished are stored; start the same command again to play the rest "
               f"of run '{name}'.", file=sys.stderr)
         sys.exit(130)
     if missing:
-        print(f"{missing} game(s) of run '{name}' ended in harness errors; start the same command again to play them.",
-              file=sys.stderr)
+        print(f"{missing} game(s) of run '{name}' ended in harness errors; start the same command again to play them:\n"
+              f"  {resume_command(HydraConfig.get().overrides.task)}", file=sys.stderr)
         sys.exit(1)
 
 

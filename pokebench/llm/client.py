@@ -10,7 +10,14 @@ exponential backoff (``backoff_base`` × 2^k, at most ``backoff_max`` seconds), 
 ``retry_after_max``), and every retry is recorded with its cause. After
 ``max_attempts`` attempts :class:`LLMAPIError` is raised: the player's hooks turn it
 into a harness error and the game is played again on the next start. Other HTTP
-errors (400, 401, 403, 404 ...) are not retried: they mean a wrong config.
+errors (400, 401, 403, 404 ...) are not retried: they mean a wrong config, and raise a
+:class:`FatalAPIError` that names the key's variable, the model id or the parameter
+(:mod:`pokebench.llm.errors`); a context overflow raises :class:`ContextLengthExceeded`.
+
+Every answer is checked (:mod:`pokebench.llm.validation`, :mod:`pokebench.llm.usage`):
+a malformed body or impossible usage is retried like a transient error; usage that
+stays impossible is dropped (``usage_dropped``), never priced. ``timeout`` is a
+deadline for the whole answer, not for each read of the socket.
 
 The API key is read from the environment variable the config names, is sent only in
 the request header, and never appears in a message, a record or an exception.
@@ -32,6 +39,16 @@ from urllib.parse import urlsplit
 
 import openai
 
+from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, FatalAPIError, KeyRefused, LLMAPIError,
+                                  MissingAPIKey, ModelConfigError, UnknownModel, UnsupportedParameter, classify,
+                                  error_fields)
+from pokebench.llm.usage import ImpossibleUsage, Prices, Usage, cost_usd, read_usage
+from pokebench.llm.validation import MalformedAnswer, parse_answer_body
+
+__all__ = ["ChatClient", "Completion", "ModelConfig", "Prices", "Usage", "cost_usd", "ModelConfigError",
+           "MissingAPIKey", "EndpointUnreachable", "LLMAPIError", "FatalAPIError", "KeyRefused", "UnknownModel",
+           "UnsupportedParameter", "ContextLengthExceeded", "retry_after_seconds", "with_breakpoints"]
+
 #: Used when a config says the key is optional (a local server) and the variable is unset.
 NO_KEY = "no-key"
 
@@ -42,33 +59,7 @@ for _name in ("httpx2", "httpx"):
         logging.getLogger(_name).setLevel(logging.WARNING)
 
 
-class ModelConfigError(ValueError):
-    """A model config is wrong or incomplete; the message names the key and the fix."""
-
-
-class MissingAPIKey(ModelConfigError):
-    """The environment variable that holds the model's API key is not set."""
-
-
-class EndpointUnreachable(ModelConfigError):
-    """Nothing accepts a connection at the model's base URL."""
-
-
-class LLMAPIError(RuntimeError):
-    """The API failed for good (after its retries, or with an error that retrying cannot fix)."""
-
-
 # --------------------------------------------------------------------------- config
-
-
-@dataclass(frozen=True)
-class Prices:
-    """List prices in US dollars per million tokens."""
-
-    input: float
-    cached_input: float
-    output: float
-    read_on: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,8 +70,18 @@ class ModelConfig:
     model: str
     base_url: str
     api_key_env: str
-    prices: Prices
+    #: None when the config says ``prices: unknown`` (costs are then unknown, never zero).
+    prices: Prices | None
     api_key_required: bool = True
+    #: Who serves the model (``openai``, ``openrouter``, ``gemini``, ``local`` ...): recorded with each game.
+    provider: str | None = None
+    #: Mark the system prompt and the newest user message with ``cache_control: {type: ephemeral}``
+    #: (Anthropic-style caching, which caches nothing without breakpoints).
+    cache_breakpoints: bool = False
+    #: Whether the provider counts reasoning tokens inside ``completion_tokens`` (OpenAI does).
+    reasoning_in_completion: bool = True
+    #: Stop starting games of this model once its spend would pass this many US dollars.
+    budget_usd: float | None = None
     reasoning: str = "none"
     reasoning_levels: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {"none": {}})
     request: Mapping[str, Any] = field(default_factory=dict)
@@ -97,18 +98,20 @@ class ModelConfig:
             raise ModelConfigError(f"a model config is a mapping (conf/model/*.yaml), not {type(raw).__name__}")
         missing = [k for k in ("model", "base_url", "api_key_env", "prices") if raw.get(k) in (None, "", "???")]
         if missing:
-            raise ModelConfigError(f"the model config lacks {', '.join(missing)} (see conf/model/local.yaml)")
+            hints = []
+            if "model" in missing:
+                hints.append("pick the model id on the command line: players.NAME.model.model=ID")
+            if "prices" in missing:
+                hints.append("give its list prices (players.NAME.model.prices.input=... cached_input, cache_write, "
+                             "output in USD per million tokens) or say players.NAME.model.prices=unknown to run "
+                             "with unknown costs")
+            raise ModelConfigError(f"the model config {raw.get('name') or raw.get('model')!r} lacks "
+                                   f"{', '.join(missing)}: " + "; ".join(hints or ["see conf/model/local.yaml"]))
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ModelConfigError(f"the model config has unknown key(s) {unknown}; known: {sorted(known)}")
-        prices = raw["prices"]
-        try:
-            price = Prices(float(prices["input"]), float(prices["cached_input"]), float(prices["output"]),
-                           str(prices["read_on"]) if prices.get("read_on") else None)
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelConfigError(f"model prices need input, cached_input and output in USD per million "
-                                   f"tokens (problem: {err!r})") from None
+        price = parse_prices(raw["prices"], raw.get("name") or raw["model"])
         values = dict(raw, prices=price, name=raw.get("name") or raw["model"])
         levels = values.get("reasoning_levels") or {"none": {}}
         reasoning = str(values.get("reasoning") or "none")
@@ -117,12 +120,26 @@ class ModelConfig:
                                    f"reasoning_levels {sorted(levels)}")
         values.update(reasoning=reasoning, reasoning_levels={k: dict(v or {}) for k, v in levels.items()},
                       request=dict(values.get("request") or {}))
-        for key in ("timeout", "backoff_base", "backoff_max", "retry_after_max"):
-            if key in values:
+        for key in ("timeout", "backoff_base", "backoff_max", "retry_after_max", "budget_usd"):
+            if values.get(key) is not None:
                 values[key] = float(values[key])
         if int(values.get("max_attempts", 1)) < 1:
             raise ModelConfigError("max_attempts must be at least 1")
+        if values.get("timeout", 1.0) <= 0:
+            raise ModelConfigError(f"model {values['name']}: timeout must be positive (seconds for a whole answer)")
         return cls(**values)
+
+    def answer_bound(self) -> float:
+        """The longest one answer can take with all its attempts and waits (the arena's bound for a thinking player)."""
+        waits = (self.max_attempts - 1) * max(self.backoff_max, self.retry_after_max)
+        return self.max_attempts * self.timeout + waits
+
+    def facts(self) -> dict[str, Any]:
+        """What a game's record keeps about this model: who served it, how it was asked, at what prices."""
+        return {"provider": self.provider, "base_url_host": urlsplit(self.base_url).hostname,
+                "model": self.model, "reasoning": self.reasoning, "request": self.request_params(),
+                "prices": self.prices.as_dict() if self.prices else "unknown",
+                "cache_breakpoints": self.cache_breakpoints, "reasoning_in_completion": self.reasoning_in_completion}
 
     def api_key(self) -> str:
         """The key from the environment, or :class:`MissingAPIKey` saying which variable to set."""
@@ -157,49 +174,44 @@ class ModelConfig:
         return params
 
 
-# --------------------------------------------------------------------------- usage and cost
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token counts of one answer as the API reported them; None where the API said nothing."""
-
-    input_tokens: int | None = None
-    cached_input_tokens: int | None = None
-    output_tokens: int | None = None
-    reasoning_tokens: int | None = None
-
-    @classmethod
-    def from_api(cls, usage: Any) -> "Usage":
-        if usage is None:
-            return cls()
-
-        def get(obj: Any, key: str) -> Any:
-            if obj is None:
-                return None
-            return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-
-        def as_int(value: Any) -> int | None:
-            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-        return cls(as_int(get(usage, "prompt_tokens")),
-                   as_int(get(get(usage, "prompt_tokens_details"), "cached_tokens")),
-                   as_int(get(usage, "completion_tokens")),
-                   as_int(get(get(usage, "completion_tokens_details"), "reasoning_tokens")))
-
-
-def cost_usd(usage: Usage, prices: Prices) -> float | None:
-    """The answer's cost at list prices; None when the input or output count is missing.
-
-    ``input_tokens`` includes the cached tokens (the OpenAI convention): the cached part
-    is priced at the cache price and the rest at the input price; a missing cached count
-    prices all input at the input price. Reasoning tokens are part of the output tokens.
-    """
-    if usage.input_tokens is None or usage.output_tokens is None:
+def parse_prices(prices: Any, name: str) -> Prices | None:
+    """The config's ``prices``; ``unknown`` gives None (a run that accepts unknown costs)."""
+    if prices == "unknown":
         return None
-    cached = min(usage.cached_input_tokens or 0, usage.input_tokens)
-    return ((usage.input_tokens - cached) * prices.input + cached * prices.cached_input
-            + usage.output_tokens * prices.output) / 1_000_000
+    if not isinstance(prices, Mapping):
+        raise ModelConfigError(f"model {name}: prices must be a mapping (input, cached_input, cache_write, output in "
+                               "USD per million tokens, read_on) or `prices: unknown`")
+    try:
+        values = {k: float(prices[k]) for k in ("input", "cached_input", "output")}
+        write = prices.get("cache_write")
+        if any(v < 0 for v in values.values()) or (write is not None and float(write) < 0):
+            raise ValueError("a price is negative")
+        return Prices(**values, read_on=str(prices["read_on"]) if prices.get("read_on") else None,
+                      cache_write=float(write) if write is not None else None)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ModelConfigError(f"model prices need input, cached_input and output in USD per million "
+                               f"tokens (problem: {err!r}), or `prices: unknown`") from None
+
+
+def with_breakpoints(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation with Anthropic-style cache breakpoints on the system prompt and the newest user message.
+
+    Two of the provider's four breakpoints: the system prompt is cached across games, the newest user
+    message makes the whole conversation so far a cache entry that the next request reads (Anthropic
+    looks back up to 20 blocks from a breakpoint for an earlier entry). The texts are unchanged.
+    """
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        if (i == 0 and message.get("role") == "system") or i == last_user:
+            part = {"type": "text", "text": message["content"], "cache_control": {"type": "ephemeral"}}
+            out.append({**message, "content": [part]})
+        else:
+            out.append(dict(message))
+    return out
+
+
+# --------------------------------------------------------------------------- usage and cost
 
 
 # --------------------------------------------------------------------------- calls
@@ -207,7 +219,7 @@ def cost_usd(usage: Usage, prices: Prices) -> float | None:
 
 @dataclass
 class Completion:
-    """One answer: its text, usage, timing and the retries it took."""
+    """One answer: its text, usage, timing, the retries it took, and what the provider said it served."""
 
     text: str | None
     usage: Usage
@@ -219,6 +231,10 @@ class Completion:
     response_id: str | None = None
     #: The tool calls of the answer, as ``{"id", "name", "arguments"}`` (arguments: the JSON text as sent).
     tool_calls: list[dict[str, str]] = field(default_factory=list)
+    served_model: str | None = None  # the response's `model`: what the provider says answered
+    system_fingerprint: str | None = None
+    #: Why the usage was dropped (it stayed impossible through every attempt); None when it was kept.
+    usage_dropped: str | None = None
 
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], openai.AsyncOpenAI]]" = (
@@ -272,44 +288,100 @@ class ChatClient:
         wait = min(self.config.backoff_max, self.config.backoff_base * 2 ** (attempt - 1))
         return wait * (0.75 + 0.25 * self._jitter.random())
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]],
-                       tools: Sequence[Mapping[str, Any]] | None = None) -> Completion:
-        """One answer to the conversation `messages` (with `tools` offered: OpenAI's function tools);
-        raises :class:`LLMAPIError` when the API stays down."""
+    def _messages(self, messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+        return with_breakpoints(messages) if self.config.cache_breakpoints else [dict(m) for m in messages]
+
+    async def _send(self, client: openai.AsyncOpenAI, messages: list[Any], params: Mapping[str, Any]) -> Any:
+        """One request; the time-out is a deadline for the whole answer, however slowly it arrives."""
+        async def request() -> Any:
+            raw = await client.chat.completions.with_raw_response.create(
+                model=self.config.model, messages=messages, **params)  # type: ignore[arg-type]
+            return raw.http_response.content
+
+        return await asyncio.wait_for(request(), timeout=self.config.timeout)
+
+    def _refused(self, err: openai.APIStatusError) -> LLMAPIError:
+        c = self.config
+        return classify(err.status_code, err.body, name=c.name, model=c.model, base_url=c.base_url,
+                        key_env=c.api_key_env, detail=self.redact(_short_error(err))[:500])
+
+    async def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None,
+                       *, max_attempts: int | None = None, params: Mapping[str, Any] | None = None) -> Completion:
+        """One answer to the conversation `messages` (with `tools` offered: OpenAI's function tools).
+
+        Raises :class:`LLMAPIError` when the API stays down or its answers stay malformed, a
+        :class:`FatalAPIError` at once for an error no retry can fix, and :class:`ContextLengthExceeded`
+        when the conversation no longer fits.
+        """
         extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
         client = _shared_client(self.config.base_url, self._key, self.config.timeout)
+        attempts = max_attempts or self.config.max_attempts
+        params = self._params if params is None else params
+        body = self._messages(messages)
         retries: list[dict[str, Any]] = []
         start = time.monotonic()
-        for attempt in range(1, self.config.max_attempts + 1):
+        bad_usage: str | None = None
+        for attempt in range(1, attempts + 1):
             sent = time.monotonic()
             try:
-                response = await client.chat.completions.create(
-                    model=self.config.model, messages=list(messages), **self._params, **extra)  # type: ignore[arg-type]
+                content = await self._send(client, body, {**params, **extra})
+                answer = parse_answer_body(content)
+                try:
+                    usage = read_usage(answer.usage, self.config.reasoning_in_completion)
+                except ImpossibleUsage as err:
+                    bad_usage = str(err)
+                    if attempt < attempts:
+                        raise
+                    usage = Usage()  # dropped: counted, never priced
+                else:
+                    bad_usage = None
             except openai.APIStatusError as err:
                 cause = f"HTTP {err.status_code}"
-                detail = self.redact(str(err.message))[:500]
+                detail = self.redact(_short_error(err))[:500]
                 if err.status_code not in self.RETRY_STATUS and err.status_code < 500:
-                    raise LLMAPIError(f"{self.config.name}: the API refused the request ({cause}): {detail}") from None
+                    raise self._refused(err) from None
                 wait = retry_after_seconds(err.response.headers)
                 wait = min(wait, self.config.retry_after_max) if wait is not None else self._backoff(attempt)
-            except openai.APITimeoutError:
-                cause, detail, wait = "timeout", f"no answer within {self.config.timeout:g} s", self._backoff(attempt)
+            except (asyncio.TimeoutError, openai.APITimeoutError):
+                cause, detail, wait = "timeout", f"no whole answer within {self.config.timeout:g} s", self._backoff(attempt)
             except openai.APIConnectionError as err:
                 cause, detail, wait = "connection", self.redact(repr(err.__cause__ or err))[:300], self._backoff(attempt)
+            except MalformedAnswer as err:
+                cause, detail, wait = "malformed answer", str(err)[:300], self._backoff(attempt)
+            except ImpossibleUsage as err:
+                cause, detail, wait = "impossible usage", str(err)[:300], self._backoff(attempt)
             else:
-                choice = response.choices[0] if response.choices else None
-                calls = (getattr(choice.message, "tool_calls", None) or []) if choice is not None else []
+                choice = answer.choices[0]
+                text = choice.message.text()
+                calls = choice.message.tool_calls or []
                 return Completion(
-                    text=choice.message.content if choice is not None else None,
-                    usage=Usage.from_api(response.usage), latency_s=time.monotonic() - sent,
+                    text=self.redact(text) if text else text, usage=usage, latency_s=time.monotonic() - sent,
                     elapsed_s=time.monotonic() - start, attempts=attempt, retries=retries,
-                    finish_reason=getattr(choice, "finish_reason", None), response_id=response.id,
-                    tool_calls=[{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or ""}
-                                for c in calls if getattr(c, "function", None) is not None])
+                    finish_reason=choice.finish_reason, response_id=answer.id, served_model=answer.model,
+                    system_fingerprint=answer.system_fingerprint, usage_dropped=bad_usage,
+                    tool_calls=[{"id": c.get("id", ""), "name": c["function"].get("name", ""),
+                                 "arguments": c["function"].get("arguments") or ""}
+                                for c in calls if isinstance(c, dict) and isinstance(c.get("function"), dict)])
             retries.append({"attempt": attempt, "cause": cause, "detail": detail,
-                             "wait_s": round(wait, 3) if attempt < self.config.max_attempts else 0.0})
-            if attempt < self.config.max_attempts:
+                            "wait_s": round(wait, 3) if attempt < attempts else 0.0})
+            if attempt < attempts:
                 await asyncio.sleep(wait)
         last = retries[-1]
-        raise LLMAPIError(f"{self.config.name}: the API at {self.config.base_url} failed {self.config.max_attempts} "
+        raise LLMAPIError(f"{self.config.name}: the API at {self.config.base_url} failed {attempts} "
                           f"times; last: {last['cause']} ({last['detail']})")
+
+    async def probe(self) -> Completion:
+        """The pre-flight request: one short real question with the run's exact parameters.
+
+        It proves the key, the model id and every parameter before any game (a 401, 404 or
+        unsupported parameter raises the :class:`FatalAPIError` that names it).
+        """
+        return await self.complete([{"role": "user", "content": "Reply with the single word OK."}],
+                                   max_attempts=min(3, self.config.max_attempts))
+
+
+def _short_error(err: openai.APIStatusError) -> str:
+    """The provider's own error message (not the openai package's wrapper text)."""
+    message, code, param = error_fields(err.body)
+    extra = ", ".join(f"{k}: {v}" for k, v in (("code", code), ("param", param)) if v)
+    return (message or str(err.message)) + (f" ({extra})" if extra else "")

@@ -9,9 +9,15 @@ client cannot tell it from a provider): a ``chat.completion`` JSON with
 text or a :class:`Reply` (an HTTP error such as 429 with ``Retry-After``, a delay
 to provoke time-outs, usage with fields left out). Every request is recorded.
 
-Token counts are estimates (4 characters a token). Prompt caching is simulated:
-the cached tokens of a request are those of its longest run of leading messages
-that an earlier request started with, as a provider's cache would find them.
+Token counts are estimates (4 characters a token). Prompt caching is simulated
+(``cache=``): ``"prefix"`` (automatic caching, as OpenAI, Gemini, vLLM do: the
+cached tokens are those of the longest run of leading messages that an earlier
+request started with), ``"breakpoints"`` (Anthropic-style: a prefix is written to the
+cache only where a message carries ``cache_control``, and read only up to the
+request's last breakpoint; writes are reported apart), or ``"none"``. ``usage_shape=``
+picks how usage is reported: ``"openai"``, ``"openrouter"`` (with
+``cache_write_tokens`` and its own ``cost``), or ``"anthropic"``
+(``cache_read_input_tokens`` / ``cache_creation_input_tokens``).
 
     with LocalOpenAI(policy=first_action_policy) as api:
         ... base_url=api.base_url ...
@@ -46,6 +52,11 @@ class Reply:
     error: str | None = None  # the error message of a non-200 reply
     #: Tool calls of the answer: ``{"name": ..., "arguments": {...}}`` each (ids are made up).
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    error_code: str | None = None  # its `code` (e.g. "context_length_exceeded", "unsupported_parameter")
+    error_param: str | None = None  # its `param`
+    body: bytes | None = None  # sent as it is instead of a chat completion (malformed answers)
+    drip: float = 0.0  # seconds between the bytes of the body (an answer that trickles in)
+    message: dict[str, Any] | None | str = AUTO  # the choice's message: AUTO, an object, or None (`message: null`)
 
 
 @dataclass
@@ -68,7 +79,19 @@ class ChatRequest:
 
     @property
     def last_user_message(self) -> str:
-        return next((m.get("content") or "" for m in reversed(self.messages) if m.get("role") == "user"), "")
+        return next((text_of(m.get("content")) for m in reversed(self.messages) if m.get("role") == "user"), "")
+
+
+def text_of(content: Any) -> str:
+    """A message's text, whether its content is a string or a list of parts (with cache breakpoints)."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""
+
+
+def has_breakpoint(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("cache_control") for p in content)
 
 
 Policy = Callable[[ChatRequest], Union[Reply, str]]
@@ -84,7 +107,7 @@ def estimate_tokens(text: str) -> int:
 def legal_actions_in(request: ChatRequest) -> list[str]:
     """The numbered legal actions of the latest message that lists them ("move Earthquake", ...)."""
     for message in reversed(request.messages):
-        content = message.get("content") or ""
+        content = text_of(message.get("content"))
         if message.get("role") == "user" and "YOUR LEGAL ACTIONS" in content:
             block = content.rsplit("YOUR LEGAL ACTIONS", 1)[1]
             return [m.group(1) for m in re.finditer(r"^\d+\. (.+)$", block, re.MULTILINE)]
@@ -115,9 +138,18 @@ class LocalOpenAI:
     """The server in a background thread; use as a context manager. ``base_url`` ends in ``/v1``."""
 
     def __init__(self, policy: Policy | None = None, host: str = "127.0.0.1", port: int = 0,
-                 model: str = "local-test-model") -> None:
+                 model: str = "local-test-model", served_model: str | None = None, cache: str = "prefix",
+                 usage_shape: str = "openai", prices: dict[str, float] | None = None,
+                 system_fingerprint: str | None = None) -> None:
+        if cache not in ("prefix", "breakpoints", "none") or usage_shape not in ("openai", "openrouter", "anthropic"):
+            raise ValueError(f"unknown cache {cache!r} or usage shape {usage_shape!r}")
         self.policy: Policy = policy or first_action_policy
         self.model = model
+        self.served_model = served_model  # the `model` answered (a dated id behind an alias); None: the one asked
+        self.cache = cache
+        self.usage_shape = usage_shape
+        self.prices = prices  # USD per million (input, cached_input, cache_write, output) for OpenRouter's `cost`
+        self.system_fingerprint = system_fingerprint
         self.requests: list[ChatRequest] = []
         self._lock = threading.Lock()
         self._seen_prefixes: set[str] = set()
@@ -149,60 +181,83 @@ class LocalOpenAI:
         self.stop()
 
     # answering -----------------------------------------------------------------------------------
-    def _cached_tokens(self, messages: list[dict[str, Any]]) -> tuple[int, int]:
-        """(prompt tokens, cached tokens) with the simulated prefix cache; remembers this request's prefixes."""
+    def _cached_tokens(self, messages: list[dict[str, Any]]) -> tuple[int, int, int]:
+        """(prompt tokens, cache reads, cache writes) of a request under the simulated cache; remembers its prefixes."""
         digest = hashlib.sha256()
         counts, hashes = [], []
         for message in messages:
-            content = message.get("content") or ""
-            if not isinstance(content, str):
-                content = json.dumps(content)
+            content = text_of(message.get("content"))
             digest.update(json.dumps([message.get("role"), content]).encode())
             hashes.append(digest.copy().hexdigest())
             counts.append(estimate_tokens(content) + 4)
+        total = sum(counts)
+        if self.cache == "none":
+            return total, 0, 0
         with self._lock:
-            hit = max((i + 1 for i, h in enumerate(hashes) if h in self._seen_prefixes), default=0)
-            self._seen_prefixes.update(hashes)
-        return sum(counts), sum(counts[:hit])
+            if self.cache == "prefix":
+                hit = max((i + 1 for i, h in enumerate(hashes) if h in self._seen_prefixes), default=0)
+                self._seen_prefixes.update(hashes)
+                return total, sum(counts[:hit]), 0
+            marks = [i for i, m in enumerate(messages) if has_breakpoint(m)]
+            if not marks:  # nothing marked: Anthropic caches nothing
+                return total, 0, 0
+            hit = max((i + 1 for i, h in enumerate(hashes) if h in self._seen_prefixes and i <= marks[-1]), default=0)
+            written = sum(counts[hit:marks[-1] + 1])
+            self._seen_prefixes.update(hashes[i] for i in marks)
+        return total, sum(counts[:hit]), written
 
-    def respond(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], dict[str, Any], float]:
+    def _usage(self, reply: Reply, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        prompt_tokens, cached, written = self._cached_tokens(messages)
+        completion = (estimate_tokens(reply.text or "") + reply.reasoning_tokens
+                      + sum(estimate_tokens(json.dumps(c)) for c in reply.tool_calls))
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
+                                 "total_tokens": prompt_tokens + completion,
+                                 "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens}}
+        if self.usage_shape == "anthropic":
+            usage.update(cache_read_input_tokens=cached, cache_creation_input_tokens=written)
+        else:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        if self.usage_shape == "openrouter":
+            usage["prompt_tokens_details"]["cache_write_tokens"] = written
+            if self.prices:
+                p = self.prices
+                usage["cost"] = ((prompt_tokens - cached - written) * p["input"] + cached * p["cached_input"]
+                                 + written * p.get("cache_write", p["input"]) + completion * p["output"]) / 1e6
+        return usage
+
+    def respond(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], Any, Reply]:
         with self._lock:
             request = ChatRequest(len(self.requests), body, headers, time.time())
             self.requests.append(request)
         reply = self.policy(request)
         if isinstance(reply, str):
             reply = Reply(text=reply)
+        if reply.body is not None:
+            return reply.status, reply.headers, reply.body, reply
         if reply.status != 200:
-            error = {"error": {"message": reply.error or f"local test error {reply.status}",
-                               "type": "rate_limit_error" if reply.status == 429 else "server_error", "code": None}}
-            return reply.status, reply.headers, error, reply.delay
-        prompt_tokens, cached = self._cached_tokens(request.messages)
-        if reply.usage == AUTO:
-            completion = (estimate_tokens(reply.text or "") + reply.reasoning_tokens
-                          + sum(estimate_tokens(json.dumps(c)) for c in reply.tool_calls))
-            usage: dict[str, Any] | None = {
-                "prompt_tokens": prompt_tokens, "completion_tokens": completion,
-                "total_tokens": prompt_tokens + completion,
-                "prompt_tokens_details": {"cached_tokens": cached},
-                "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
-            }
-        else:
-            usage = reply.usage  # type: ignore[assignment]
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-        if reply.tool_calls:
+            kind = {429: "rate_limit_error", 401: "authentication_error", 403: "permission_error",
+                    404: "not_found_error", 400: "invalid_request_error"}.get(reply.status, "server_error")
+            error = {"error": {"message": reply.error or f"local test error {reply.status}", "type": kind,
+                               "code": reply.error_code, "param": reply.error_param}}
+            return reply.status, reply.headers, error, reply
+        usage = self._usage(reply, request.messages) if reply.usage == AUTO else reply.usage
+        message: Any = {"role": "assistant", "content": reply.text} if reply.message == AUTO else reply.message
+        if reply.tool_calls and isinstance(message, dict):
             message["tool_calls"] = [
                 {"id": f"call_{request.index}_{n}", "type": "function",
                  "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}
                 for n, call in enumerate(reply.tool_calls)]
         response: dict[str, Any] = {
             "id": f"chatcmpl-local-{request.index}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", self.model),
+            "model": self.served_model or body.get("model", self.model),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_calls else "stop", "logprobs": None}],
         }
+        if self.system_fingerprint:
+            response["system_fingerprint"] = self.system_fingerprint
         if usage is not None:
             response["usage"] = usage
-        return 200, reply.headers, response, reply.delay
+        return 200, reply.headers, response, reply
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -213,8 +268,8 @@ class LocalOpenAI:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
-            def _send(self, status: int, headers: dict[str, str], payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, headers: dict[str, str], payload: Any, drip: float = 0.0) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -222,13 +277,20 @@ class LocalOpenAI:
                     for key, value in headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if drip:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(drip)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (a time-out)
                     pass
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {}, {"object": "list", "data": [{"id": api.model, "object": "model"}]})
+                    self._send(200, {}, {"object": "list", "data": [{"id": api.served_model or api.model,
+                                                                        "object": "model"}]})
                 else:
                     self._send(404, {}, {"error": {"message": "not found"}})
 
@@ -243,9 +305,9 @@ class LocalOpenAI:
                 except ValueError:
                     self._send(400, {}, {"error": {"message": "the body is not JSON"}})
                     return
-                status, headers, payload, delay = api.respond(body, {k.lower(): v for k, v in self.headers.items()})
-                if delay:
-                    time.sleep(delay)
-                self._send(status, headers, payload)
+                status, headers, payload, reply = api.respond(body, {k.lower(): v for k, v in self.headers.items()})
+                if reply.delay:
+                    time.sleep(reply.delay)
+                self._send(status, headers, payload, reply.drip)
 
         return Handler

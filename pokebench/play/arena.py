@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 from poke_env.player import Player
 
 from pokebench.player.bench_player import GameContext
-from pokebench.player.faults import HarnessFault
+from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.play.schedule import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
 from pokebench.showdown.server import ServerAddress
@@ -58,6 +58,19 @@ class HarnessError:
     spec: GameSpec
     cause: str
     detail: str
+    #: What the players had done when the game was voided (their spend is kept, the game is not).
+    players: dict[str, Any] = field(default_factory=dict)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    #: A player failed with an error no retry can fix (a :class:`RunStopper`): the run should stop.
+    fatal: bool = False
+
+
+@dataclass
+class NotStarted:
+    """A game the arena did not start because ``admit`` said no (e.g. a spending cap)."""
+
+    spec: GameSpec
+    reason: str
 
 
 @dataclass
@@ -75,7 +88,8 @@ class Arena:
     def __init__(self, server: ShowdownServer, factories: dict[str, PlayerFactory], battle_format: str,
                  turn_limit: int, concurrency: int, per_player_limits: dict[str, int] | None = None,
                  stall_timeout: float = 300.0, matchup_order: Sequence[str] = (),
-                 work_root: Path | None = None) -> None:
+                 work_root: Path | None = None, admit: Callable[[GameSpec], str | None] | None = None,
+                 settle: Callable[[GameResult | HarnessError], None] | None = None) -> None:
         self.server = server
         self.factories = factories
         self.battle_format = battle_format
@@ -83,6 +97,8 @@ class Arena:
         self.concurrency = max(1, concurrency)
         self.stall_timeout = stall_timeout
         self.work_root = work_root  # players' working folders: <work_root>/<player>/
+        self.admit = admit  # asked just before a game starts: None to play it, or the reason not to
+        self.settle = settle  # told of each game's end before the next game can be admitted
         self.matchup_index = {m: i for i, m in enumerate(matchup_order)}
         self._limits = {name: asyncio.Semaphore(n) for name, n in (per_player_limits or {}).items() if n}
         self._connection: _Connection | None = None
@@ -115,11 +131,11 @@ class Arena:
                 conn.dead.set()
 
     # ---- playing --------------------------------------------------------------------------
-    async def play(self, specs: Sequence[GameSpec]) -> AsyncIterator[GameResult | HarnessError]:
+    async def play(self, specs: Sequence[GameSpec]) -> AsyncIterator[GameResult | HarnessError | NotStarted]:
         gate = asyncio.Semaphore(self.concurrency)
         watcher = asyncio.create_task(self._watch_server())
 
-        async def one(spec: GameSpec) -> GameResult | HarnessError:
+        async def one(spec: GameSpec) -> GameResult | HarnessError | NotStarted:
             async with gate:
                 return await self._play_limited(spec)
 
@@ -135,12 +151,18 @@ class Arena:
             if self._connection is not None:
                 await self._connection.admin.__aexit__(None, None, None)
 
-    async def _play_limited(self, spec: GameSpec) -> GameResult | HarnessError:
+    async def _play_limited(self, spec: GameSpec) -> GameResult | HarnessError | NotStarted:
         limits = [self._limits[name] for name in sorted({spec.p1, spec.p2}) if name in self._limits]
         for sem in limits:
             await sem.acquire()
         try:
-            return await self.play_one(spec)
+            reason = self.admit(spec) if self.admit is not None else None
+            if reason is not None:
+                return NotStarted(spec, reason)
+            outcome = await self.play_one(spec)
+            if self.settle is not None:
+                self.settle(outcome)
+            return outcome
         finally:
             for sem in limits:
                 sem.release()
@@ -168,7 +190,7 @@ class Arena:
             for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
                 seats[side] = await self._make_seat(name, spec, side, conn.address)
                 context = GameContext(spec.game_id, side, spec.battle_seed, team_seed,
-                                      extra={"player": name, "run": spec.run},
+                                      extra={"player": name, "run": spec.run, "turn_limit": self.turn_limit},
                                       work_dir=self.work_root / name if self.work_root else None)
                 seats[side].begin_game(context,
                                        lambda _err: loop.call_soon_threadsafe(failure.set))
@@ -190,22 +212,47 @@ class Arena:
             outcome = await self._wait_for_end(record_future, failure, conn, seats)
             if isinstance(outcome, str):
                 await self._void(conn, spec)
-                return HarnessError(spec, outcome, self._failure_detail(seats, outcome))
+                players, decisions = await self._finish(spec, seats)
+                stoppers = [f"{seat.failure}" for seat in seats.values() if isinstance(seat.failure, RunStopper)]
+                return HarnessError(spec, outcome, "; ".join(stoppers) or self._failure_detail(seats, outcome),
+                                    players, decisions, fatal=bool(stoppers))
+            players, decisions = await self._finish(spec, seats)  # first: no player acts after the end
             await asyncio.wait(battle_tasks, timeout=30)
             healthy = True
-            players = {side: {"player": name, "username": seats[side].username, **seats[side].summary()}
-                       for side, name in (("p1", spec.p1), ("p2", spec.p2))}
-            decisions = [d for side in ("p1", "p2") for d in seats[side].decisions()]
+            for summary in players.values():  # a player that had to give up says why (e.g. context_length)
+                if summary.get("end_reason"):
+                    outcome = {**outcome, "end_reason": summary["end_reason"]}
             return GameResult(spec, outcome, players, started_at, decisions)
         except (AdminError, HarnessFault, asyncio.TimeoutError, OSError, ValueError) as err:
             await self._void(conn, spec)
-            return HarnessError(spec, "harness connection failed", repr(err))
+            players, decisions = await self._finish(spec, seats)
+            return HarnessError(spec, "harness connection failed", repr(err), players, decisions)
+        except asyncio.CancelledError:  # the run stops: the game in flight is voided, not left running
+            await self._void(conn, spec)
+            await self._finish(spec, seats)
+            raise
         finally:
             conn.admin.forget_record(spec.game_id)
             for task in battle_tasks:  # a voided game's challenge/accept may still be pending
                 task.cancel()
             await asyncio.gather(*battle_tasks, return_exceptions=True)
             await asyncio.gather(*(seat.close(healthy) for seat in seats.values()), return_exceptions=True)
+
+    @staticmethod
+    async def _finish(spec: GameSpec, seats: dict[str, Seat]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Stop every seat and take the players' summaries and decisions, together and once."""
+        players: dict[str, Any] = {}
+        decisions: list[dict[str, Any]] = []
+        for side, name in (("p1", spec.p1), ("p2", spec.p2)):
+            if side not in seats:
+                continue
+            try:
+                summary, logged = await seats[side].finish()
+            except Exception:  # a seat that cannot say more has nothing more to record
+                summary, logged = {}, []
+            players[side] = {"player": name, "username": seats[side].username, **summary}
+            decisions.extend(logged)
+        return players, decisions
 
     async def _wait_for_end(self, record_future: asyncio.Future[dict[str, Any]], failure: asyncio.Event,
                             conn: _Connection, seats: dict[str, Seat]) -> dict[str, Any] | str:
@@ -225,9 +272,14 @@ class Arena:
                     return "player failed"
                 if died in done:
                     return "server died"
-                idle = time.monotonic() - max(seat.idle_since for seat in seats.values())
+                now = time.monotonic()
+                idle = now - max(seat.idle_since for seat in seats.values())
                 if idle > self.stall_timeout and not any(seat.thinking for seat in seats.values()):
                     return f"battle stalled ({self.stall_timeout:.0f} s without a message)"
+                for seat in seats.values():  # a thinking player has a bound of its own
+                    since, bound = seat.thinking_since, seat.think_bound
+                    if seat.thinking and since is not None and bound is not None and now - since > bound:
+                        return f"player thinking too long ({now - since:.0f} s, bound {bound:.0f} s)"
         finally:
             failed.cancel()
             died.cancel()

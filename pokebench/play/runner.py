@@ -22,7 +22,12 @@ from poke_env.player import Player
 from pokebench import paths
 from pokebench.play import epochs
 from pokebench.play import sequential
-from pokebench.play.arena import Arena, GameResult, HarnessError
+from pokebench.play.arena import Arena, GameResult, HarnessError, NotStarted
+from pokebench.llm.errors import ModelConfigError
+from pokebench.llm.preflight import PreflightError, model_configs, probe_models
+from pokebench.play.budget import Budget, BudgetError
+from pokebench.play.summary import (ThisStart, all_games, count_tokens, games_per_player, progress_spend,
+                                    run_summary, store_spend)
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups
 from pokebench.player.seats import ExternalCompetitor
@@ -38,6 +43,14 @@ ARENA_KWARGS = {"account_configuration", "server_configuration", "battle_format"
 
 class ConfigError(ValueError):
     """The run's config is wrong; the message names the key and the fix."""
+
+
+class RunStopped(RuntimeError):
+    """The run stopped before its end on purpose (a spending cap, an error no retry fixes); games are kept."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def available_runs() -> list[str]:
@@ -191,7 +204,8 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         raise ConfigError(str(err)) from None
     fingerprint = {
         "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
-        "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
+        "players": _without_budgets(OmegaConf.to_container(cfg.players, resolve=False)),
+        "showdown_version": pinned_version(),
     }
     if sequential.enabled(cfg):  # its settings decide which games are played
         try:
@@ -205,6 +219,18 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
                               "sequential run (more pairs for some matchups only) cannot keep fair. Play this run "
                               "without sequential.target_width.")
     return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups], fingerprint, shard)
+
+
+def _without_budgets(players: Any) -> Any:
+    """The players' configs without their spending caps: raising a cap must not make it another run."""
+    if not isinstance(players, dict):
+        return players
+    out = {}
+    for name, options in players.items():
+        if isinstance(options, dict) and isinstance(options.get("model"), dict):
+            options = {**options, "model": {k: v for k, v in options["model"].items() if k != "budget_usd"}}
+        out[name] = options
+    return out
 
 
 def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
@@ -221,17 +247,20 @@ class Progress:
         self.bar = tqdm(total=total, initial=done, desc=name, unit="game", dynamic_ncols=True)
         self.wins: Counter[str] = Counter()
         self.errors = 0
+        self.spend = ""  # spend and tokens of LLM players (summary.progress_spend)
 
-    def add(self, outcome: GameResult | HarnessError) -> None:
+    def add(self, outcome: GameResult | HarnessError | NotStarted) -> None:
         if isinstance(outcome, GameResult):
             winner = outcome.record["winner"]
             self.wins[getattr(outcome.spec, winner) if winner in ("p1", "p2") else "ties"] += 1
             self.bar.update(1)
-        else:
+        elif isinstance(outcome, HarnessError):
             self.errors += 1
         parts = [f"{k} {v}" for k, v in self.wins.most_common()]
         if self.errors:
             parts.append(f"harness errors {self.errors}")
+        if self.spend:
+            parts.append(self.spend)
         self.bar.set_postfix_str(" · ".join(parts), refresh=True)
 
     def close(self) -> None:
@@ -239,30 +268,55 @@ class Progress:
 
 
 async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str],
+                       budget: Budget | None = None, now: ThisStart | None = None,
                        block: set[str] | None = None) -> tuple[int, int]:
-    """Play the planned games not in `done` (of `block` only, if given: an epoch); return (games played, harness errors)."""
+    """Play the planned games not in `done` (of `block` only, if given: an epoch); return (games played,
+    harness errors).
+
+    The first harness error caused by an error no retry can fix (``fatal``) stops the run at
+    once: the games in flight are voided, and ``now.stop_reason`` says why. A budget that would
+    be passed stops starting games (``budget.admit``); the games in flight finish.
+    """
+    now = now if now is not None else ThisStart()
     missing = [s for s in plan.specs if s.game_id not in done and (block is None or s.game_id in block)]
     arena = Arena(server, plan.factories, cfg.format, cfg.turn_limit, cfg.concurrency,
                   per_player_limits=plan.per_player_limits, stall_timeout=float(cfg.stall_timeout),
-                  matchup_order=plan.matchup_order, work_root=store.path.parent / "players")
+                  matchup_order=plan.matchup_order, work_root=store.path.parent / "players",
+                  admit=budget.admit if budget is not None and budget.active else None,
+                  settle=budget.settle if budget is not None and budget.active else None)
     progress = Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
-    played = errors = 0
+    spent: Counter[str] = Counter()
+    tokens: Counter[str] = Counter()
+    errors = 0
     try:
         async for outcome in arena.play(missing):
+            if isinstance(outcome, NotStarted):
+                now.not_started += 1
+                now.stop_reason = now.stop_reason or f"budget: {outcome.reason}"
+                progress.add(outcome)
+                continue
             if isinstance(outcome, GameResult):
                 store.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
-                played += 1
+                now.played += 1
             else:
-                store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail)
+                store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail, outcome.decisions)
                 log.warning("Harness error in %s: %s (%s)", outcome.spec.game_id, outcome.cause, outcome.detail)
+                now.harness_errors[outcome.cause] += 1
                 errors += 1
+            for d in outcome.decisions:
+                spent[str(d.get("player"))] += d.get("cost_usd") or 0.0
+            count_tokens(outcome.decisions, tokens)
+            progress.spend = progress_spend(dict(spent), dict(tokens))
             progress.add(outcome)
+            if isinstance(outcome, HarnessError) and outcome.fatal:
+                now.stop_reason = outcome.detail
+                break  # leaving the loop cancels the games in flight: each is voided
     finally:
         progress.close()
         for factory in plan.factories.values():
             if isinstance(factory, ExternalCompetitor):
                 await factory.shutdown()
-    return played, errors
+    return now.played, errors
 
 
 def done_in_run(run_dir: Path) -> set[str]:
@@ -274,25 +328,65 @@ def done_in_run(run_dir: Path) -> set[str]:
     return done
 
 
+def _budget_and_models(cfg: DictConfig) -> tuple[Budget, dict[str, Any]]:
+    players = OmegaConf.to_container(cfg.players, resolve=True)
+    assert isinstance(players, dict)
+    try:
+        return Budget.from_config(cfg.get("budget_usd"), players), model_configs(players)
+    except (BudgetError, ModelConfigError) as err:
+        raise ConfigError(str(err)) from None
+
+
 def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
-    """Play a whole run (or one shard); returns the number of its planned games still missing (0 when complete)."""
+    """Play a whole run (or one shard); returns the number of its planned games still missing (0 when complete).
+
+    Raises :class:`RunStopped` when a budget or an error no retry fixes stopped it (after the summary).
+    """
     plan = plan_run(cfg, run_name)
+    budget, models = _budget_and_models(cfg)
     run_dir = runs_dir / run_name
     planned = {s.game_id for s in plan.specs}
+    now = ThisStart()
     with RunStore(store_path(run_dir, plan.shard)) as store:
         store.bind_config(plan.fingerprint, run_name)
         if sequential.enabled(cfg):
             return _run_sequential(cfg, plan, store, run_dir)
         done = done_in_run(run_dir)
-        if planned - done:
+        missing = planned - done
+        log.info("Run '%s': %d of %d games stored%s.", run_name, len(planned & done), len(planned),
+                 f"; playing the {len(missing)} missing" if missing else ": nothing to play")
+        if missing:
+            if models:
+                log.info("Pre-flight: one request to each of %d model(s) (%s).", len(models), ", ".join(models))
+                try:
+                    probes = probe_models(models)
+                except PreflightError as err:
+                    raise ConfigError(str(err)) from None
+                now.preflight_cost_usd = sum(p.cost_usd or 0.0 for p in probes)
+                for probe in probes:
+                    log.info("  %s answers as '%s'.", probe.player, probe.completion.served_model or "?")
+            budget.load(store_spend(run_dir), games_per_player(all_games(run_dir)))
             log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
+            log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
             with _server(cfg, run_dir / log_name) as server:
                 # players that refine themselves change only between epochs of whole pairs (pokebench.play.epochs)
+                async def play_block(done: set[str], block: set[str]) -> Any:
+                    if now.stop_reason is None:  # a budget or an error no retry fixes stopped the run
+                        return await play_missing(plan, cfg, store, server, done, budget, now, block)
+                    return None
+
                 asyncio.run(epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players",
-                                                  lambda: done_in_run(run_dir),
-                                                  lambda done, block: play_missing(plan, cfg, store, server, done,
-                                                                                   block)))
-    return len(planned - done_in_run(run_dir))
+                                                  lambda: done_in_run(run_dir), play_block))
+    left = len(planned - done_in_run(run_dir))
+    if models or now.stop_reason:
+        print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor")), flush=True)
+    if now.stop_reason and now.stop_reason.startswith("budget: "):
+        raise RunStopped(f"The run stopped starting games: {now.stop_reason[8:]}. {left} game(s) are missing; "
+                         "raise the budget and start again to play them.", exit_code=4)
+    if now.stop_reason:
+        raise RunStopped(f"The run stopped at once: {now.stop_reason}\nNo retry can fix this; fix it and start "
+                         f"again ({left} game(s) missing, the games in flight were voided).", exit_code=3)
+    return left
 
 
 def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Path) -> int:

@@ -15,7 +15,10 @@ for user bots that do not inherit from :class:`BenchPlayer`). It gives
   reported to the arena at once, instead of being swallowed while the battle
   stalls (``begin_game`` wraps the instance's own ``choose_move``, so this holds
   whatever the order of the base classes);
-- an activity clock (``last_activity``, ``thinking``) for the arena's stall watchdog;
+- an activity clock (``last_activity``, ``thinking``, ``thinking_since``) for the arena's watchdogs;
+- an end: once the battle is over (won, tied, at the turn limit, voided: :meth:`end_game`)
+  ``choose_move`` is not called again and a choice still being thought about is
+  cancelled, so a player spends nothing (no API call) after its game;
 - poke-env's tera blind spot fixed (see :mod:`pokebench.player.poke_env_fixes`).
 """
 
@@ -26,11 +29,12 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+import asyncio
 from typing import Any, Awaitable, Callable, List
 
 from poke_env.battle import AbstractBattle
 from poke_env.player import Player
-from poke_env.player.battle_order import BattleOrder
+from poke_env.player.battle_order import BattleOrder, _EmptyBattleOrder
 
 from pokebench.player import poke_env_fixes
 from pokebench.seeds import player_rng
@@ -72,7 +76,12 @@ class BenchHooks:
         self._on_failure = on_failure
         self.last_activity = time.monotonic()
         self.thinking = False
+        self.thinking_since: float | None = None
         self.decisions = 0
+        #: The game ends as a tie when this turn starts (the arena's plugin): no choice made then is played.
+        self.turn_limit: int | None = context.extra.get("turn_limit")
+        self.game_over = False
+        self._thinking_task: asyncio.Future[BattleOrder] | None = None
         self._own_choose_move = getattr(type(self), "choose_move").__get__(self, type(self))
         setattr(self, "choose_move", self._guarded_choose_move)  # the instance's choose_move wraps the class's
 
@@ -81,6 +90,8 @@ class BenchHooks:
     async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:  # type: ignore[override]
         self.last_activity = time.monotonic()
         for message in split_messages[1:]:
+            if self.game_over:
+                break
             if len(message) > 2 and message[1] == "error" and message[2].startswith(("[Invalid choice]", "[Unavailable choice]")):
                 self.refusals += 1
                 self.last_choice_error = message[2]
@@ -91,7 +102,22 @@ class BenchHooks:
     # Installed on the instance by begin_game, so that it wraps the subclass's own choose_move
     # whatever the order of the bases (a bot's choose_move comes before the mixin in the MRO).
 
+    def battle_over(self, battle: AbstractBattle) -> bool:
+        """True once no choice of this player can matter: the game ended, was voided, or reached the turn limit."""
+        return self.game_over or battle.finished or (self.turn_limit is not None and battle.turn >= self.turn_limit)
+
+    def end_game(self) -> None:
+        """The game is over (the arena has its record, or voids it): no more choices; cancel one in progress.
+
+        Call it on poke-env's loop (``POKE_LOOP``), where ``choose_move`` runs.
+        """
+        self.game_over = True
+        if self._thinking_task is not None and not self._thinking_task.done():
+            self._thinking_task.cancel()
+
     def _guarded_choose_move(self, battle: AbstractBattle) -> BattleOrder | Awaitable[BattleOrder]:
+        if self.battle_over(battle):
+            return _EmptyBattleOrder()  # poke-env sends nothing
         self.decisions += 1
         saved = random.getstate()
         random.setstate(self._global_random_state)
@@ -109,13 +135,22 @@ class BenchHooks:
 
     async def _await_choice(self, choice: Awaitable[BattleOrder]) -> BattleOrder:
         self.thinking = True
+        self.thinking_since = time.monotonic()
+        task = self._thinking_task = asyncio.ensure_future(choice)
         try:
-            return await choice
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self.game_over and task.cancelled() and not (current is not None and current.cancelling()):
+                return _EmptyBattleOrder()  # cancelled by end_game: the game is over
+            raise
         except Exception as err:
             self._fail(err)
             return self.choose_default_move()  # type: ignore[attr-defined]
         finally:
             self.thinking = False
+            self.thinking_since = None
+            self._thinking_task = None
             self.last_activity = time.monotonic()
 
     def _fail(self, err: BaseException) -> None:

@@ -8,3 +8,11 @@ class HarnessFault(Exception):
     start; never a loss). Raise it (or a subclass) from a seat or an external competitor. Any other
     exception is a bug, and is not hidden as a harness error.
     """
+
+
+class RunStopper(Exception):
+    """An error that no retry and no replay can fix (a wrong API key, an unknown model, a refused parameter).
+
+    A player that raises it voids its game like any failure, and the run stops at once instead of
+    voiding game after game: the message says what to fix.
+    """

@@ -9,6 +9,7 @@ either kind with ``_target_``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import re
 from abc import ABC, abstractmethod
@@ -71,6 +72,16 @@ class Seat(ABC):
         return False
 
     @property
+    def thinking_since(self) -> float | None:
+        """time.monotonic() when the current choice started, or None when the seat is not thinking."""
+        return None
+
+    @property
+    def think_bound(self) -> float | None:
+        """The longest one choice may take (e.g. a model's deadline × attempts + waits); None: unbounded."""
+        return None
+
+    @property
     def failure(self) -> BaseException | None:
         return None
 
@@ -79,6 +90,11 @@ class Seat(ABC):
 
     def decisions(self) -> list[dict[str, Any]]:
         return []
+
+    async def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The game is over: stop the player (no more choices, nothing more spent) and take its summary and
+        decisions together, once; nothing the player does afterwards changes them."""
+        return copy.deepcopy((self.summary(), self.decisions()))
 
 
 class PokeEnvSeat(Seat):
@@ -123,8 +139,25 @@ class PokeEnvSeat(Seat):
         return self.player.thinking
 
     @property
+    def thinking_since(self) -> float | None:
+        return self.player.thinking_since
+
+    @property
+    def think_bound(self) -> float | None:
+        bound = getattr(self.player, "think_bound", None)
+        return bound() if callable(bound) else None
+
+    @property
     def failure(self) -> BaseException | None:
         return self.player.failure
+
+    async def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async def on_poke_loop() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            # on the loop where the player decides: no decision can interleave with the snapshot
+            self.player.end_game()
+            return copy.deepcopy((self.summary(), self.decisions()))
+
+        return await in_poke_loop(on_poke_loop(), timeout=10)
 
     def summary(self) -> dict[str, Any]:
         p = self.player

@@ -23,7 +23,11 @@ the game's summary).
 A finished game's conversation is written to the player's working folder of the run
 (``GameContext.work_dir``/``conversations/<game_id>.json``), from which ``pokebench
 export-training`` makes training data; only games the run stored are exported. An API that stays down raises from ``choose_move``:
-the game becomes a harness error and is played again when the run is resumed.
+the game becomes a harness error and is played again when the run is resumed; an
+error no retry can fix (a refused key, an unknown model) stops the run. When the
+conversation no longer fits the model's context the player forfeits: the game is a
+loss with end reason ``context_length``, stored once (a restart does not replay it).
+Once the game is over the player makes no API call (see :class:`BenchHooks`).
 
 Many games run at once: each game has its own player (its own conversation), and
 ``choose_move`` runs on poke-env's event loop thread (``POKE_LOOP``), where the
@@ -39,12 +43,14 @@ import logging
 from typing import Any, Callable, List
 
 from poke_env.battle import AbstractBattle
-from poke_env.player.battle_order import BattleOrder
+from poke_env.player.battle_order import BattleOrder, ForfeitBattleOrder
 
 from pokebench.text import prompt
 from pokebench.text.battle_text import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
-from pokebench.llm.client import ChatClient, Completion, ModelConfig, cost_usd
+from pokebench.llm.client import ChatClient, Completion, ModelConfig
+from pokebench.llm.errors import ContextLengthExceeded
+from pokebench.llm.usage import Usage, cost_usd
 from pokebench.util import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -55,7 +61,7 @@ MAX_INVALID_ANSWERS = 3
 MAX_REFUSALS_PER_DECISION = 5
 #: Protocol lines the conversation never shows as events (the request is the state; errors get their own message).
 _HIDDEN_COMMANDS = {"request", "error"}
-_TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+_TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
 
 
 class LLMPlayer(BenchPlayer):
@@ -70,10 +76,18 @@ class LLMPlayer(BenchPlayer):
 
     @classmethod
     def preflight(cls, model: dict[str, Any], name: str | None = None, **_other: Any) -> None:
-        """Before any game: the config is valid, the API key's variable is set, and the endpoint accepts connections."""
+        """Before any game: the config is valid, the API key's variable is set, and the endpoint accepts connections.
+
+        The real request that proves the key, the model id and the parameters is
+        :func:`pokebench.llm.preflight.probe_models` (once per model of the run).
+        """
         config = ModelConfig.from_dict(model)
         config.api_key()
         config.check_reachable()
+
+    def think_bound(self) -> float:
+        """The longest one decision may take: every answer it may need, each with all its attempts and waits."""
+        return MAX_INVALID_ANSWERS * self.model_config.answer_bound() + 60.0
 
     # ---- per-game state ---------------------------------------------------------------------
     def _reset_conversation(self) -> None:
@@ -86,6 +100,7 @@ class LLMPlayer(BenchPlayer):
         self._last_sent: dict[str, Any] | None = None
         self._decision_index = 0
         self._refusals_in_decision = 0
+        self.end_reason: str | None = None  # set when the player gave the game up (context_length)
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
         super().begin_game(context, on_failure)
@@ -118,6 +133,8 @@ class LLMPlayer(BenchPlayer):
         # The hooks (pokebench.player.bench_player) count the call, time it and turn an exception into a harness error.
         if self.failure is not None:  # the game is being voided: no more API calls
             return self.choose_default_move()
+        if self.end_reason is not None:  # given up: the forfeit is on its way
+            return ForfeitBattleOrder()
         return await self._decide(battle)
 
     def _new_refusal(self) -> str | None:
@@ -153,7 +170,10 @@ class LLMPlayer(BenchPlayer):
         invalid = 0
         while True:
             self.messages.append({"role": "user", "content": message})
-            completion = await self.ask(battle)
+            try:
+                completion = await self.ask(battle)
+            except ContextLengthExceeded as err:
+                return self._give_up(battle, reask, "context_length", str(err))
             answer = completion.text or ""
             # an empty assistant message is refused by some APIs; the log keeps the answer as it came
             self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})
@@ -215,14 +235,16 @@ class LLMPlayer(BenchPlayer):
         return {
             "kind": kind, "side": battle.player_role or self._side(None), "player": self.player_name,
             "model": self.model_config.model, "reasoning": self.model_config.reasoning, "turn": battle.turn,
+            "served_model": completion.served_model if completion else None,
             "decision": self._decision_index, **{key: getattr(usage, key, None) for key in _TOKEN_KEYS},
             "cost_usd": cost_usd(usage, self.model_config.prices) if usage is not None else None,
+            "provider_cost_usd": usage.provider_cost_usd if usage is not None else None,
             "latency_s": round(completion.latency_s, 4) if completion else None,
             "elapsed_s": round(completion.elapsed_s, 4) if completion else None,
             "attempts": completion.attempts if completion else None,
             "retries": completion.retries if completion else [],
             "finish_reason": completion.finish_reason if completion else None,
-            "raw": self._client.redact(text) if (self._client and text) else text,
+            "raw": text,
             "action": None, "reason": None, "reask": False, "invalid": None, "refusal": False,
             "random_pick": False, **self.entry_extra(), **fields,
         }
@@ -231,21 +253,36 @@ class LLMPlayer(BenchPlayer):
         """Keep another API call of this game in the decision log (stored and priced with the game)."""
         self.decision_log.append(entry)
 
-    def _entry(self, battle: AbstractBattle, completion: Completion, parsed: prompt.ParsedAnswer,
+    def _give_up(self, battle: AbstractBattle, reask: bool, reason: str, detail: str) -> BattleOrder:
+        """The model cannot go on (its context is full): forfeit, so the game is a loss that says why."""
+        self.messages.pop()  # the message that did not fit was never answered
+        entry = self._entry(battle, None, None, reask)
+        entry.update(error=reason, error_detail=detail)
+        self.decision_log.append(entry)
+        self.end_reason = reason
+        return ForfeitBattleOrder()
+
+    def _entry(self, battle: AbstractBattle, completion: Completion | None, parsed: prompt.ParsedAnswer | None,
                reask: bool) -> dict[str, Any]:
-        usage = completion.usage
+        usage = completion.usage if completion is not None else Usage()
         return {
             "side": battle.player_role or self._side(None),
             "player": self.player_name, "model": self.model_config.model,
+            "served_model": completion.served_model if completion else None,
+            "system_fingerprint": completion.system_fingerprint if completion else None,
             "reasoning": self.model_config.reasoning, "turn": battle.turn, "decision": self._decision_index,
             "input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
             "output_tokens": usage.output_tokens, "reasoning_tokens": usage.reasoning_tokens,
-            "cost_usd": cost_usd(usage, self.model_config.prices),
-            "latency_s": round(completion.latency_s, 4), "elapsed_s": round(completion.elapsed_s, 4),
-            "attempts": completion.attempts, "retries": completion.retries,
-            "finish_reason": completion.finish_reason,
-            "raw": self._client.redact(completion.text) if (self._client and completion.text) else completion.text,
-            "action": None, "reason": parsed.reason, "reask": reask, "invalid": None,
+            "cost_usd": cost_usd(usage, self.model_config.prices), "provider_cost_usd": usage.provider_cost_usd,
+            "usage_dropped": completion.usage_dropped if completion else None, "usage_flag": usage.flag,
+            "latency_s": round(completion.latency_s, 4) if completion else None,
+            "elapsed_s": round(completion.elapsed_s, 4) if completion else None,
+            "attempts": completion.attempts if completion else None,
+            "retries": completion.retries if completion else [],
+            "finish_reason": completion.finish_reason if completion else None,
+            "raw": completion.text if completion else None,
+            "action": None, "reason": parsed.reason if parsed else None, "reask": reask, "invalid": None,
             "refusal": False, "random_pick": False, **self.entry_extra(),
         }
 
@@ -262,17 +299,23 @@ class LLMPlayer(BenchPlayer):
 
         others = [d for d in calls if d.get("kind") is not None]
 
+        served = sorted({d["served_model"] for d in log if d.get("served_model")})
         return {
             "model": self.model_config.model, "reasoning": self.model_config.reasoning,
-            "prompt_version": prompt.PROMPT_VERSION, "decisions": self.decisions, "answers": len(log),
+            "served_models": served, "model_facts": self.model_config.facts(), "end_reason": self.end_reason,
+            "prompt_version": prompt.PROMPT_VERSION, "decisions": self.decisions,
+            "answers": sum(1 for d in log if d.get("error") is None),
             "llm_decisions": len({d["decision"] for d in log}),
             "reasks": sum(1 for d in log if d["reask"]),
             "invalid_answers": sum(1 for d in log if d["invalid"]),
             "random_picks": sum(1 for d in log if d["random_pick"]),
             "refused_answers": sum(1 for d in log if d["refusal"]),
-            "answers_without_usage": sum(1 for d in calls if d["cost_usd"] is None),
+            "answers_without_usage": sum(1 for d in calls if d["input_tokens"] is None and d.get("error") is None),
+            "usage_dropped": sum(1 for d in calls if d.get("usage_dropped")),
+            "usage_flags": sum(1 for d in calls if d.get("usage_flag")),
             "api_retries": sum(len(d["retries"]) for d in calls),
-            "cost_usd": total("cost_usd"), **{key: total(key) for key in _TOKEN_KEYS},
+            "cost_usd": total("cost_usd"), "provider_cost_usd": total("provider_cost_usd"),
+            **{key: total(key) for key in _TOKEN_KEYS},
             "latency_s": total("latency_s", log),
             **({"other_calls": len(others), "other_calls_cost_usd": total("cost_usd", others)} if others else {}),
             **self.summary_extra(),

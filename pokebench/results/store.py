@@ -45,6 +45,10 @@ CREATE TABLE IF NOT EXISTS decisions (
     game_id TEXT NOT NULL, side TEXT NOT NULL, player TEXT NOT NULL, idx INTEGER NOT NULL,
     turn INTEGER, data TEXT NOT NULL, PRIMARY KEY (game_id, side, idx)
 );
+CREATE TABLE IF NOT EXISTS voided_decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, game_id TEXT NOT NULL, player TEXT NOT NULL,
+    cost_usd REAL, data TEXT NOT NULL, at TEXT NOT NULL
+);
 """
 
 
@@ -131,11 +135,17 @@ class RunStore:
             )
         return True
 
-    def save_harness_error(self, game_id: str, cause: str, detail: str) -> None:
+    def save_harness_error(self, game_id: str, cause: str, detail: str,
+                           decisions: Iterable[dict[str, Any]] = ()) -> None:
+        """Record a voided game, and the answers its players had been given (their spend is real)."""
+        at = utc_now()
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("INSERT INTO harness_errors (game_id, cause, detail, at) VALUES (?, ?, ?, ?)",
-                            (game_id, cause, detail, utc_now()))
+                            (game_id, cause, detail, at))
+            self.db.executemany(
+                "INSERT INTO voided_decisions (game_id, player, cost_usd, data, at) VALUES (?, ?, ?, ?, ?)",
+                [(game_id, d.get("player", ""), d.get("cost_usd"), json.dumps(d), at) for d in decisions])
 
     # ---- reading --------------------------------------------------------------------------
     def done_game_ids(self) -> set[str]:
@@ -160,6 +170,31 @@ class RunStore:
     def records(self) -> Iterator[dict[str, Any]]:
         for (blob,) in self.db.execute("SELECT record FROM games ORDER BY pair, matchup, game"):
             yield json.loads(zlib.decompress(blob))
+
+    def voided_decisions(self) -> pd.DataFrame:
+        """The answers given in voided games (not results; their tokens and cost count toward spend)."""
+        rows = [json.loads(text) | {"game_id": gid}
+                for gid, text in self.db.execute("SELECT game_id, data FROM voided_decisions ORDER BY id")]
+        return pd.DataFrame(rows)
+
+    def spend_by_player(self) -> dict[str, dict[str, float]]:
+        """Per player: cost (US dollars) and tokens of every answer, in stored and in voided games."""
+        out: dict[str, dict[str, float]] = {}
+        for table in ("decisions", "voided_decisions"):
+            query = (f"SELECT player, SUM(json_extract(data, '$.cost_usd')), SUM(json_extract(data, '$.input_tokens')),"
+                     f" SUM(json_extract(data, '$.cached_input_tokens')), SUM(json_extract(data, '$.output_tokens')),"
+                     f" COUNT(*) FROM {table} GROUP BY player")
+            for player, cost, inp, cached, output, answers in self.db.execute(query):
+                row = out.setdefault(player, {"cost_usd": 0.0, "input_tokens": 0, "cached_input_tokens": 0,
+                                              "output_tokens": 0, "answers": 0, "voided_cost_usd": 0.0})
+                row["cost_usd"] += cost or 0.0
+                row["input_tokens"] += inp or 0
+                row["cached_input_tokens"] += cached or 0
+                row["output_tokens"] += output or 0
+                row["answers"] += answers
+                if table == "voided_decisions":
+                    row["voided_cost_usd"] += cost or 0.0
+        return out
 
     def decisions(self) -> pd.DataFrame:
         rows = [json.loads(text) | {"game_id": gid, "idx": idx}

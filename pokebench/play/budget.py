@@ -1,0 +1,103 @@
+"""Spending caps: ``budget_usd`` for a whole run and ``budget_usd`` per model.
+
+Spend is what the stores say was spent (every answer of stored games and of voided
+games) plus what this start spends. Before a game starts the arena asks
+:meth:`Budget.admit`: a game is not started when the spend so far, plus the expected
+cost of the games in flight and of this one (the player's mean cost per stored game),
+would pass a cap. Games in flight finish (or are voided) and are kept. Raising the cap
+and starting the same command again plays the rest: nothing is lost or counted twice,
+because budgets are not part of a run's identity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from pokebench.play.schedule import GameSpec
+
+
+class BudgetError(ValueError):
+    """A budget setting is not a positive number."""
+
+
+def _cap(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        cap = float(value)
+    except (TypeError, ValueError):
+        cap = math.nan
+    if not math.isfinite(cap) or cap <= 0:
+        raise BudgetError(f"'{where}' must be a positive number of US dollars (or null for no cap), not {value!r}.")
+    return cap
+
+
+@dataclass
+class Budget:
+    """The run's caps and its spend so far, per player (a model's name in the run)."""
+
+    run_cap: float | None
+    player_caps: dict[str, float]
+    spent: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    games: Counter[str] = field(default_factory=Counter)
+    in_flight: Counter[str] = field(default_factory=Counter)
+    stopped: str | None = None  # why games were not started, once one was not
+
+    @classmethod
+    def from_config(cls, run_cap: Any, players: Mapping[str, Mapping[str, Any]]) -> "Budget":
+        caps = {}
+        for name, options in players.items():
+            model = options.get("model") if isinstance(options, Mapping) else None
+            if isinstance(model, Mapping) and model.get("budget_usd") is not None:
+                caps[name] = _cap(model["budget_usd"], f"players.{name}.model.budget_usd")
+        return cls(_cap(run_cap, "budget_usd"), {k: v for k, v in caps.items() if v is not None})
+
+    @property
+    def active(self) -> bool:
+        return self.run_cap is not None or bool(self.player_caps)
+
+    def load(self, spend: Mapping[str, Mapping[str, float]], games_per_player: Mapping[str, int]) -> None:
+        """Start from what the run's stores hold (:meth:`RunStore.spend_by_player`)."""
+        for player, row in spend.items():
+            self.spent[player] += row.get("cost_usd") or 0.0
+        self.games.update(games_per_player)
+
+    def _expected(self, player: str) -> float:
+        return self.spent[player] / self.games[player] if self.games[player] else 0.0
+
+    def admit(self, spec: GameSpec) -> str | None:
+        """None to start the game (and count it in flight), or why not."""
+        players = sorted({spec.p1, spec.p2})
+        for player in players:
+            cap = self.player_caps.get(player)
+            if cap is not None:
+                ahead = self.spent[player] + (self.in_flight[player] + 1) * self._expected(player)
+                if self.spent[player] >= cap or ahead > cap:
+                    return self._stop(f"{player} has spent ${self.spent[player]:.4f} of its budget ${cap:.2f} "
+                                      f"(players.{player}.model.budget_usd)")
+        if self.run_cap is not None:
+            total = sum(self.spent.values())
+            ahead = total + sum(n * self._expected(p) for p, n in self.in_flight.items()) + sum(
+                self._expected(p) for p in players)
+            if total >= self.run_cap or ahead > self.run_cap:
+                return self._stop(f"the run has spent ${total:.4f} of its budget ${self.run_cap:.2f} (budget_usd)")
+        self.in_flight.update(players)
+        return None
+
+    def _stop(self, reason: str) -> str:
+        self.stopped = self.stopped or reason
+        return reason
+
+    def settle(self, outcome: Any) -> None:
+        """A game ended (a result, or voided): its answers' cost is spent, it is no longer in flight."""
+        stored = not getattr(outcome, "cause", None)  # a HarnessError has a cause
+        for player in {outcome.spec.p1, outcome.spec.p2}:
+            if self.in_flight[player] > 0:
+                self.in_flight[player] -= 1
+            if stored:
+                self.games[player] += 1
+        for decision in outcome.decisions:
+            self.spent[str(decision.get("player"))] += decision.get("cost_usd") or 0.0
