@@ -25,7 +25,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from support.games import REPO_DIR, SYSTEM_PROMPT_SHA256
-from pokebench.llm.client import ModelConfig
+from pokebench.llm.client import PREFLIGHT_QUESTION, ModelConfig
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
 from pokebench.paths import conf_dir
 from pokebench.play import epochs
@@ -219,6 +219,8 @@ class Script:
 
     def __call__(self, request: ChatRequest) -> Reply | str:
         system = request.messages[0].get("content") or ""
+        if system == PREFLIGHT_QUESTION:  # the run's pre-flight request, before any game
+            return "OK"
         if REFINER_MARKER in system:
             self.refiner.append(request)
             number = int(re.search(r"pass (\d) of 4", system).group(1))
@@ -346,7 +348,7 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     assert set(v1s.trigger["signatures"]) == set(signatures.KINDS)
 
     # the first message of a game with the harness; the system prompt is the method's, byte for byte
-    plays = [r for r in api.requests if r.messages[0]["content"] != "" and REFINER_MARKER not in
+    plays = [r for r in api.requests if r.messages[0]["content"] not in ("", PREFLIGHT_QUESTION) and REFINER_MARKER not in
              r.messages[0]["content"] and ADVISOR not in r.messages[0]["content"]]
     assert {hashlib.sha256(r.messages[0]["content"].encode()).hexdigest() for r in plays} == {SYSTEM_PROMPT_SHA256}
     firsts = {r.messages[1]["content"] for r in plays}

@@ -47,7 +47,11 @@ from pokebench.llm.validation import MalformedAnswer, parse_answer_body
 
 __all__ = ["ChatClient", "Completion", "ModelConfig", "Prices", "Usage", "cost_usd", "ModelConfigError",
            "MissingAPIKey", "EndpointUnreachable", "LLMAPIError", "FatalAPIError", "KeyRefused", "UnknownModel",
-           "UnsupportedParameter", "ContextLengthExceeded", "retry_after_seconds", "with_breakpoints"]
+           "UnsupportedParameter", "ContextLengthExceeded", "retry_after_seconds", "with_breakpoints",
+           "PREFLIGHT_QUESTION"]
+
+#: The one message of the pre-flight request (:meth:`ChatClient.probe`).
+PREFLIGHT_QUESTION = "Reply with the single word OK."
 
 #: Used when a config says the key is optional (a local server) and the variable is unset.
 NO_KEY = "no-key"
@@ -376,7 +380,7 @@ class ChatClient:
         It proves the key, the model id and every parameter before any game (a 401, 404 or
         unsupported parameter raises the :class:`FatalAPIError` that names it).
         """
-        return await self.complete([{"role": "user", "content": "Reply with the single word OK."}],
+        return await self.complete([{"role": "user", "content": PREFLIGHT_QUESTION}],
                                    max_attempts=min(3, self.config.max_attempts))
 
 

@@ -293,7 +293,6 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
             if isinstance(outcome, NotStarted):
                 now.not_started += 1
                 now.stop_reason = now.stop_reason or f"budget: {outcome.reason}"
-                progress.add(outcome)
                 continue
             if isinstance(outcome, GameResult):
                 store.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
