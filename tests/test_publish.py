@@ -166,12 +166,12 @@ def test_per_player_figures_follow_the_method() -> None:
                           "winner": ["p1", "p1", "tie"]})
     dec = pd.DataFrame([
         # g1: an answer without a legal action, its re-ask; a refused choice; a normal answer
-        dict(game_id="g1", player="llm", output_tokens=50, reasoning_tokens=40, cost_usd=0.01, latency_s=1.0, reask=False, random_pick=False),
-        dict(game_id="g1", player="llm", output_tokens=150, reasoning_tokens=100, cost_usd=0.03, latency_s=3.0, reask=True, random_pick=False),
-        dict(game_id="g2", player="llm", output_tokens=100, reasoning_tokens=0, cost_usd=0.02, latency_s=2.0, reask=False, random_pick=False),
+        dict(game_id="g1", player="llm", side="p1", decision=1, output_tokens=50, reasoning_tokens=40, cost_usd=0.01, latency_s=1.0, reask=False, random_pick=False),
+        dict(game_id="g1", player="llm", side="p1", decision=1, output_tokens=150, reasoning_tokens=100, cost_usd=0.03, latency_s=3.0, reask=True, random_pick=False),
+        dict(game_id="g2", player="llm", side="p2", decision=1, output_tokens=100, reasoning_tokens=0, cost_usd=0.02, latency_s=2.0, reask=False, random_pick=False),
         # a random pick after failed answers: no usage saved
-        dict(game_id="g2", player="llm", output_tokens=np.nan, reasoning_tokens=np.nan, cost_usd=np.nan, latency_s=np.nan, reask=False, random_pick=True),
-        dict(game_id="gX", player="llm", output_tokens=10**6, cost_usd=99.0, latency_s=99.0),  # not a finished game
+        dict(game_id="g2", player="llm", side="p2", decision=2, output_tokens=np.nan, reasoning_tokens=np.nan, cost_usd=np.nan, latency_s=np.nan, reask=False, random_pick=True),
+        dict(game_id="gX", player="llm", side="p1", decision=1, output_tokens=10**6, cost_usd=99.0, latency_s=99.0),  # not a finished game
     ])
     fig = per_player_figures(games, dec).set_index("player")
     assert fig.loc["llm", ["games", "wins", "ties", "losses"]].tolist() == [3, 1, 1, 1]
@@ -181,8 +181,13 @@ def test_per_player_figures_follow_the_method() -> None:
     assert fig.loc["llm", "output_tokens_per_decision"] == pytest.approx(300 / 3)  # reasoning not added again
     assert fig.loc["llm", "seconds_per_decision"] == pytest.approx(2.0)
     assert fig.loc["llm", "reask_rate"] == pytest.approx(1 / 4)
-    assert fig.loc["llm", "random_pick_rate"] == pytest.approx(1 / 4)
+    assert fig.loc["llm", "random_pick_rate"] == pytest.approx(1 / 3)  # of 3 decisions (4 answers)
     assert fig.loc["bot", list(pub.FIGURE_COLUMNS)].isna().all()
+    # every answer names no legal action: 3 answers then a random pick, for each of 2 decisions
+    empty = pd.DataFrame([dict(game_id="g1", player="llm", side="p1", decision=d, reask=a > 0, random_pick=a == 2)
+                          for d in (1, 2) for a in range(3)])
+    rates = per_player_figures(games, empty).set_index("player")
+    assert rates.loc["llm", "random_pick_rate"] == 1.0 and rates.loc["llm", "reask_rate"] == pytest.approx(4 / 6)
     # missing columns are missing figures, not zeros
     sparse = per_player_figures(games, dec[["game_id", "player", "output_tokens"]]).set_index("player")
     assert sparse.loc["llm", "output_tokens_per_decision"] == pytest.approx(100)

@@ -85,6 +85,15 @@ def _flag(df: pd.DataFrame, name: str) -> pd.Series | None:
     return df[name].map(lambda v: bool(v) if not _missing(v) else False)
 
 
+def _decision_count(rows: pd.DataFrame, key: str) -> int:
+    """Decisions among a player's answer rows: distinct (game, side, decision number); a re-ask keeps its
+    decision's number. Rows without decision numbers count one decision each."""
+    cols = [c for c in (key, "side", "decision") if c in rows.columns]
+    if "decision" not in cols or rows["decision"].map(_missing).any():
+        return len(rows)
+    return len(rows.drop_duplicates(cols))
+
+
 def _bot_seconds(players: dict[str, dict[str, Any]] | None) -> dict[str, float]:
     """Mean seconds per decision of players that measure their own (Foul Play's ``decision_ms``)."""
     total: dict[str, float] = {}
@@ -111,8 +120,9 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
       is already inside output and is not added again; input and cached input excluded);
     - ``seconds_per_decision``: mean ``latency_s`` (request to answer), or for a player that
       measures its own decisions (``decision_ms`` in its game info: Foul Play) their mean;
-    - ``reask_rate`` / ``random_pick_rate``: share of saved answers that were a re-ask /
-      a random pick.
+    - ``reask_rate``: share of saved answers that were a re-ask;
+    - ``random_pick_rate``: share of decisions that ended in a random pick (a decision is one
+      chosen action; its re-asks are answers of the same decision).
 
     Figures a player has no data for are NaN (never zero).
     """
@@ -152,10 +162,11 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
             latency = _col(rows, "latency_s")
             if latency.notna().any():
                 out.loc[player, "seconds_per_decision"] = latency.mean()
-            for name, col in (("reask", "reask_rate"), ("random_pick", "random_pick_rate")):
-                flag = _flag(rows, name)
-                if flag is not None:
-                    out.loc[player, col] = flag.mean()
+            reask, random_pick = _flag(rows, "reask"), _flag(rows, "random_pick")
+            if reask is not None:
+                out.loc[player, "reask_rate"] = reask.mean()  # per answer: a re-ask is an answer
+            if random_pick is not None:  # per decision: at most one random pick ends a decision
+                out.loc[player, "random_pick_rate"] = random_pick.sum() / _decision_count(rows, key)
     out = out.reset_index().rename(columns={"index": "player"})
     for col in ("games", "wins", "ties", "losses"):
         out[col] = out[col].astype(int)

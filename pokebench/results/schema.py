@@ -118,7 +118,7 @@ class RatingRow(_Row):
     seconds_per_decision: float | None = Field(description="Mean time per decision: LLM request to answer, or the "
                                                            "bot's own measured time (Foul Play).")
     reask_rate: float | None = Field(description="Share of saved answers that were re-asks.")
-    random_pick_rate: float | None = Field(description="Share of saved answers that were random picks.")
+    random_pick_rate: float | None = Field(description="Share of decisions that ended in a random pick.")
 
 
 class H2HRow(_Row):
