@@ -14,7 +14,9 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from pokebench import paths
-from pokebench.play.runner import ConfigError, RunStopped, available_runs, run
+from pokebench.play.lock import RunLockedError
+from pokebench.play.plan import ConfigError, available_runs
+from pokebench.play.runner import RunStopped, run
 from pokebench.play.summary import resume_command
 from pokebench.showdown.server import ServerError
 from pokebench.results.store import StoreError
@@ -53,7 +55,7 @@ def play(cfg: DictConfig) -> None:
                 print(f"Published {out}/index.html")
             except PublishError as err:
                 print(f"Not published: {err}", file=sys.stderr)
-    except (ConfigError, ServerError, StoreError) as err:
+    except (ConfigError, ServerError, StoreError, RunLockedError) as err:
         _fail(str(err))
     except RunStopped as err:
         print(f"{err}\nTo resume: {resume_command(HydraConfig.get().overrides.task)}", file=sys.stderr)
@@ -63,8 +65,9 @@ def play(cfg: DictConfig) -> None:
               f"of run '{name}'.", file=sys.stderr)
         sys.exit(130)
     if missing:
-        print(f"{missing} game(s) of run '{name}' ended in harness errors; start the same command again to play them:\n"
-              f"  {resume_command(HydraConfig.get().overrides.task)}", file=sys.stderr)
+        print(f"{missing} game(s) of run '{name}' still ended in harness errors after {cfg.retry_rounds} retry "
+              f"round(s) (their causes are in the store's harness_errors); start the same command again to play "
+              f"them:\n  {resume_command(HydraConfig.get().overrides.task)}", file=sys.stderr)
         sys.exit(1)
 
 

@@ -29,7 +29,7 @@ from pokebench.llm.client import PREFLIGHT_QUESTION, ModelConfig
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
 from pokebench.paths import conf_dir
 from pokebench.play import epochs
-from pokebench.play.runner import ConfigError, plan_run
+from pokebench.play.plan import ConfigError, plan_run
 from pokebench.play.schedule import build_schedule
 from pokebench.players.continual import signatures
 from pokebench.players.continual.edits import apply_pass

@@ -22,7 +22,7 @@ def test_every_subpackage_is_in_the_wheels_package_list() -> None:
 
 
 def test_an_old_players_target_still_loads_with_a_deprecation_warning() -> None:
-    from pokebench.play.runner import current_target
+    from pokebench.play.plan import current_target
 
     with pytest.warns(DeprecationWarning, match="pokebench.players.random_bot.RandomBot"):
         assert current_target("players.random_bot.RandomBot") == "pokebench.players.random_bot.RandomBot"

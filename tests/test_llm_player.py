@@ -222,7 +222,7 @@ def test_a_run_resumed_after_the_api_was_down_plays_the_game_again(tmp_path, api
     """`python -m pokebench +run=llm-smoke` end to end: harness errors first, then stored games and decisions."""
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET)
     args = [sys.executable, "-m", "pokebench", "+run=llm-smoke", "publish=false", "server.sim_processes=1",
-            "players.local.model.max_attempts=2", "players.local.model.backoff_base=0.02"]
+            "players.local.model.max_attempts=2", "players.local.model.backoff_base=0.02", "retry_rounds=0"]
     # the pre-flight request is answered, then the API goes down
     api.policy = lambda request: "OK" if request.index == 0 else Reply(status=503, error="overloaded")
     subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

@@ -2,6 +2,8 @@
 
 from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups, matchup_name
 from pokebench.play.arena import Arena, GameResult, HarnessError
-from pokebench.play.runner import ConfigError, RunPlan, plan_run, run, available_runs
+from pokebench.play.plan import ConfigError, RunPlan, plan_run, available_runs, check_format
+from pokebench.play.lock import RunLock, RunLockedError
+from pokebench.play.runner import run
 
-__all__ = ["GameSpec", "build_schedule", "expand_matchups", "matchup_name", "Arena", "GameResult", "HarnessError", "ConfigError", "RunPlan", "plan_run", "run", "available_runs"]
+__all__ = ["GameSpec", "build_schedule", "expand_matchups", "matchup_name", "Arena", "GameResult", "HarnessError", "ConfigError", "RunPlan", "plan_run", "check_format", "run", "available_runs", "RunLock", "RunLockedError"]

@@ -6,14 +6,20 @@ registers the game's seeds and side order with the server plugin, lets the playe
 battle by the ordinary challenge protocol, and returns the record that the plugin
 sends when the battle ends.
 
-A game that cannot finish (a player raised, the battle stalled, the server died)
-is voided and returned as a :class:`HarnessError`: the caller records it and the
-game is played again on the next start; it never becomes a result.
+A game that cannot finish (a player raised, the battle stalled, the server died or
+hung, its simulator process crashed) is voided and returned as a :class:`HarnessError`:
+the caller records it and plays the game again; it never becomes a result.
+
+The server is watched while games are in flight: its process must be alive, and the
+plugin must answer a ping within ``liveness_timeout`` seconds. A server that does not
+(SIGSTOPped, hung) is killed and restarted, like one that died; a simulator child that
+dies is reported by the plugin at once and voids only its own games.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -21,13 +27,14 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from poke_env.player import Player
+from websockets.exceptions import WebSocketException
 
 from pokebench.player.bench_player import GameContext
 from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.play.schedule import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
 from pokebench.showdown.server import ServerAddress
-from pokebench.showdown.admin import AdminClient, AdminError
+from pokebench.showdown.admin import AdminClient, AdminError, SimulatorCrashed
 from pokebench.util import utc_now
 
 log = logging.getLogger(__name__)
@@ -41,7 +48,7 @@ class ShowdownServer(Protocol):
     restarts: int
 
     def is_alive(self) -> bool: ...
-    def ensure_running(self) -> bool: ...
+    def ensure_running(self, unresponsive: bool = False) -> bool: ...
 
 
 @dataclass
@@ -80,6 +87,9 @@ class _Connection:
     admin: AdminClient
     address: ServerAddress
     dead: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Why `dead` was set: "server died", or "server hung" when it stopped answering pings.
+    cause: str = "server died"
+    detail: str = ""
 
 
 class Arena:
@@ -89,13 +99,16 @@ class Arena:
                  turn_limit: int, concurrency: int, per_player_limits: dict[str, int] | None = None,
                  stall_timeout: float = 300.0, matchup_order: Sequence[str] = (),
                  work_root: Path | None = None, admit: Callable[[GameSpec], str | None] | None = None,
-                 settle: Callable[[GameResult | HarnessError], None] | None = None) -> None:
+                 settle: Callable[[GameResult | HarnessError], None] | None = None,
+                 liveness_timeout: float = 30.0) -> None:
         self.server = server
         self.factories = factories
         self.battle_format = battle_format
         self.turn_limit = turn_limit
         self.concurrency = max(1, concurrency)
         self.stall_timeout = stall_timeout
+        self.liveness_timeout = liveness_timeout
+        self.liveness_interval = min(5.0, max(0.5, liveness_timeout / 2))
         self.work_root = work_root  # players' working folders: <work_root>/<player>/
         self.admit = admit  # asked just before a game starts: None to play it, or the reason not to
         self.settle = settle  # told of each game's end before the next game can be admitted
@@ -106,7 +119,7 @@ class Arena:
 
     # ---- the server connection -----------------------------------------------------------
     async def _connect(self) -> _Connection:
-        admin = AdminClient(self.server.address)
+        admin = AdminClient(self.server.address, timeout=self.liveness_timeout)
         await admin.__aenter__()
         return _Connection(admin, self.server.address)
 
@@ -117,18 +130,44 @@ class Arena:
                 return conn
             if conn is not None:
                 conn.dead.set()
-                await conn.admin.__aexit__(None, None, None)
-            if await asyncio.to_thread(self.server.ensure_running):
-                log.warning("The Showdown server had died and was restarted (restart %d).", self.server.restarts)
-            self._connection = await self._connect()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(conn.admin.__aexit__(None, None, None), 5)
+            hung = conn is not None and conn.cause == "server hung"
+            await asyncio.to_thread(self.server.ensure_running, hung)  # it logs a restart
+            try:
+                self._connection = await self._connect()
+            except (OSError, asyncio.TimeoutError, AdminError, WebSocketException) as err:
+                # No log-in within the deadline: restarted if it does not answer a ping either (it hangs),
+                # then one more attempt; a second failure makes this game a harness error.
+                log.warning("Could not connect to the Showdown server (%r); checking that it answers.", err)
+                await asyncio.to_thread(self.server.ensure_running, True)
+                self._connection = await self._connect()
             return self._connection
 
     async def _watch_server(self) -> None:
+        """Mark the connection dead when the server exits, drops us, or misses the liveness deadline."""
+        last_ping = time.monotonic()
         while True:
             await asyncio.sleep(0.5)
             conn = self._connection
-            if conn is not None and (not self.server.is_alive() or conn.admin.closed.is_set()):
+            if conn is None or conn.dead.is_set():
+                continue
+            if not self.server.is_alive() or conn.admin.closed.is_set():
                 conn.dead.set()
+            elif time.monotonic() - last_ping >= self.liveness_interval:
+                last_ping = time.monotonic()
+                try:
+                    await conn.admin.ping(timeout=self.liveness_timeout)
+                except asyncio.TimeoutError:
+                    if self._connection is conn and not conn.dead.is_set():
+                        conn.cause = "server hung"
+                        conn.detail = f"no answer to the liveness ping within {self.liveness_timeout:g} s"
+                        log.warning("The Showdown server did not answer a ping within %g s.", self.liveness_timeout)
+                        conn.dead.set()
+                        with contextlib.suppress(Exception):  # restart it now, not when the next game starts
+                            await self._current()
+                except AdminError:
+                    pass  # a refused or lost command: the checks above see a lost connection
 
     # ---- playing --------------------------------------------------------------------------
     async def play(self, specs: Sequence[GameSpec]) -> AsyncIterator[GameResult | HarnessError | NotStarted]:
@@ -210,11 +249,12 @@ class Arena:
                 asyncio.ensure_future(seats[challenger].challenge(seats[acceptor].username)),
             ]
             outcome = await self._wait_for_end(record_future, failure, conn, seats)
-            if isinstance(outcome, str):
+            if isinstance(outcome, tuple):
+                cause, detail = outcome
                 await self._void(conn, spec)
                 players, decisions = await self._finish(spec, seats)
                 stoppers = [f"{seat.failure}" for seat in seats.values() if isinstance(seat.failure, RunStopper)]
-                return HarnessError(spec, outcome, "; ".join(stoppers) or self._failure_detail(seats, outcome),
+                return HarnessError(spec, cause, "; ".join(stoppers) or detail or self._failure_detail(seats, cause),
                                     players, decisions, fatal=bool(stoppers))
             players, decisions = await self._finish(spec, seats)  # first: no player acts after the end
             await asyncio.wait(battle_tasks, timeout=30)
@@ -255,8 +295,8 @@ class Arena:
         return players, decisions
 
     async def _wait_for_end(self, record_future: asyncio.Future[dict[str, Any]], failure: asyncio.Event,
-                            conn: _Connection, seats: dict[str, Seat]) -> dict[str, Any] | str:
-        """The game's record, or the cause of a harness error."""
+                            conn: _Connection, seats: dict[str, Seat]) -> dict[str, Any] | tuple[str, str]:
+        """The game's record, or the cause of a harness error and its detail ("" if the seats say it)."""
         failed = asyncio.ensure_future(failure.wait())
         died = asyncio.ensure_future(conn.dead.wait())
         try:
@@ -264,22 +304,26 @@ class Arena:
                 done, _ = await asyncio.wait({record_future, failed, died}, timeout=1.0,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if record_future in done:
-                    try:
+                    error = record_future.exception()
+                    if error is None:
                         return record_future.result()
-                    except AdminError:
-                        return "server connection lost"
+                    if isinstance(error, SimulatorCrashed):
+                        return "simulator crashed", str(error)
+                    if conn.dead.is_set():  # the connection was dropped because the server died or hung
+                        return conn.cause, conn.detail
+                    return "server connection lost", ""
                 if failed in done:
-                    return "player failed"
+                    return "player failed", ""
                 if died in done:
-                    return "server died"
+                    return conn.cause, conn.detail
                 now = time.monotonic()
                 idle = now - max(seat.idle_since for seat in seats.values())
                 if idle > self.stall_timeout and not any(seat.thinking for seat in seats.values()):
-                    return f"battle stalled ({self.stall_timeout:.0f} s without a message)"
+                    return f"battle stalled ({self.stall_timeout:.0f} s without a message)", ""
                 for seat in seats.values():  # a thinking player has a bound of its own
                     since, bound = seat.thinking_since, seat.think_bound
                     if seat.thinking and since is not None and bound is not None and now - since > bound:
-                        return f"player thinking too long ({now - since:.0f} s, bound {bound:.0f} s)"
+                        return f"player thinking too long ({now - since:.0f} s, bound {bound:.0f} s)", ""
         finally:
             failed.cancel()
             died.cancel()

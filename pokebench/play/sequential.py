@@ -239,6 +239,6 @@ def finished_games(run_dir: Path) -> pd.DataFrame:
 
     frames = []
     for path in run_stores(run_dir):
-        with RunStore.open_existing(path) as store:
+        with RunStore.open_existing(path, check=False) as store:  # the run holds it open: no second check
             frames.append(store.games())
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["game_id", "p1", "p2"])

@@ -40,7 +40,7 @@ def store_spend(run_dir: Path) -> dict[str, dict[str, float]]:
     """Spend and tokens per player over every store of the run (whole and shards)."""
     total: dict[str, Counter[str]] = {}
     for path in run_stores(run_dir):
-        with RunStore.open_existing(path) as store:
+        with RunStore.open_existing(path, check=False) as store:  # the run may hold it open
             for player, row in store.spend_by_player().items():
                 total.setdefault(player, Counter()).update(row)
     return {k: dict(v) for k, v in total.items()}
@@ -49,7 +49,7 @@ def store_spend(run_dir: Path) -> dict[str, dict[str, float]]:
 def _frames(run_dir: Path, table: str) -> pd.DataFrame:
     frames = []
     for path in run_stores(run_dir):
-        with RunStore.open_existing(path) as store:
+        with RunStore.open_existing(path, check=False) as store:  # the run may hold it open
             frames.append(store.games() if table == "games" else store.harness_errors())
     return pd.concat(frames) if frames else pd.DataFrame()
 

@@ -60,6 +60,9 @@ class BenchHooks:
     """Mixin for poke-env ``Player`` subclasses; see the module docstring."""
 
     DEFAULT_CHOICE_CHANCE = 0.0
+    #: The Showdown formats this player can play; None: any random-team singles format (the run's
+    #: plan refuses a format that one of its players does not list).
+    supported_formats: tuple[str, ...] | None = None
     #: Set by begin_game; None until the arena gives the player a game.
     game: GameContext | None = None
     failure: BaseException | None = None

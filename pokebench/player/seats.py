@@ -19,6 +19,7 @@ from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.server import ServerAddress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,9 +34,23 @@ async def in_poke_loop(coro: Any, timeout: float | None = None) -> Any:
 
 def showdown_username(player: str, matchup_index: int, spec: GameSpec) -> str:
     """A Showdown name (at most 18 characters) unique among the games that can run at once, and
-    the same for the same game in every run of a config (it is part of the input log)."""
+    the same for the same game in every run of a config (it is part of the input log).
+
+    It begins with the harness's prefix, so the plugin lets only the harness log in under it
+    (see :func:`pokebench.showdown.admin.login_token`)."""
     slug = re.sub(r"[^a-z0-9]", "", player.lower())[:7] or "player"
-    return f"{slug}{matchup_index:02d}{spec.pair:05d}{'ab'[spec.game - 1]}{'12'[spec.p1 != player]}"
+    return f"{HARNESS_NAME_PREFIX}{slug}{matchup_index:02d}{spec.pair:05d}{'ab'[spec.game - 1]}{'12'[spec.p1 != player]}"
+
+
+def _log_in_with_token(player: BenchPlayer, token: str) -> None:
+    """Make the player's client send the harness's login token for its reserved name."""
+    client = player.ps_client
+
+    async def log_in(split_message: list[str]) -> None:
+        await client.send_message(f"/trn {client.username},0,{token}")
+        await client.change_avatar(client._avatar)
+
+    client.log_in = log_in  # type: ignore[method-assign]
 
 
 class Seat(ABC):
@@ -110,7 +125,11 @@ class PokeEnvSeat(Seat):
             max_concurrent_battles=1,
             start_timer_on_battle_start=False,
             log_level=logging.CRITICAL,
+            start_listening=False,
         )
+        _log_in_with_token(self.player, login_token(address.admin_token, username))
+        client = self.player.ps_client
+        client._listening_coroutine = asyncio.run_coroutine_threadsafe(client.listen(), client.loop)
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None:
         self.player.begin_game(context, on_failure)

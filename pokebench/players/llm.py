@@ -67,6 +67,9 @@ _TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "out
 class LLMPlayer(BenchPlayer):
     """A model plays: ``model`` is a model config (``conf/model/*.yaml``) as a plain dict."""
 
+    #: Prompt version 3 and its battle text describe Gen 9 singles.
+    supported_formats = ("gen9randombattle",)
+
     def __init__(self, model: dict[str, Any], name: str | None = None, **poke_env_kwargs: Any) -> None:
         self.model_config = ModelConfig.from_dict(model)
         self.config_name = name

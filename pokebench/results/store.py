@@ -10,9 +10,12 @@ enter the results; the game is played again on the next start.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import zlib
 from pathlib import Path
+from urllib.parse import quote
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import pandas as pd
@@ -27,29 +30,46 @@ GAME_COLUMNS = (
     "battle_seed", "p1_team_seed", "p2_team_seed", "showdown_version", "started_at", "ended_at",
 )
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS games (
-    game_id TEXT PRIMARY KEY, run TEXT NOT NULL, matchup TEXT NOT NULL, pair INTEGER NOT NULL,
-    game INTEGER NOT NULL, p1 TEXT NOT NULL, p2 TEXT NOT NULL, winner TEXT NOT NULL
-        CHECK (winner IN ('p1', 'p2', 'tie')),
-    turns INTEGER NOT NULL, end_reason TEXT NOT NULL, battle_seed TEXT NOT NULL,
-    p1_team_seed TEXT NOT NULL, p2_team_seed TEXT NOT NULL, showdown_version TEXT NOT NULL,
-    started_at TEXT NOT NULL, ended_at TEXT NOT NULL, players_json TEXT NOT NULL, record BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS harness_errors (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, game_id TEXT NOT NULL, cause TEXT NOT NULL,
-    detail TEXT NOT NULL, at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS decisions (
-    game_id TEXT NOT NULL, side TEXT NOT NULL, player TEXT NOT NULL, idx INTEGER NOT NULL,
-    turn INTEGER, data TEXT NOT NULL, PRIMARY KEY (game_id, side, idx)
-);
-CREATE TABLE IF NOT EXISTS voided_decisions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, game_id TEXT NOT NULL, player TEXT NOT NULL,
-    cost_usd REAL, data TEXT NOT NULL, at TEXT NOT NULL
-);
-"""
+#: ``PRAGMA application_id`` of a PokéBench store ("PKBN"): a SQLite file of another program is refused.
+APPLICATION_ID = 0x504B424E
+
+#: ``PRAGMA user_version`` of the store this code writes; :data:`MIGRATIONS` brings an older store here.
+SCHEMA_VERSION = 1
+
+#: MIGRATIONS[v] takes a store from user_version v to v + 1 (0: an empty file, or a store of PokéBench
+#: before stores had a version, whose tables are exactly those of version 1).
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS games (
+        game_id TEXT PRIMARY KEY, run TEXT NOT NULL, matchup TEXT NOT NULL, pair INTEGER NOT NULL,
+        game INTEGER NOT NULL, p1 TEXT NOT NULL, p2 TEXT NOT NULL, winner TEXT NOT NULL
+            CHECK (winner IN ('p1', 'p2', 'tie')),
+        turns INTEGER NOT NULL, end_reason TEXT NOT NULL, battle_seed TEXT NOT NULL,
+        p1_team_seed TEXT NOT NULL, p2_team_seed TEXT NOT NULL, showdown_version TEXT NOT NULL,
+        started_at TEXT NOT NULL, ended_at TEXT NOT NULL, players_json TEXT NOT NULL, record BLOB NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS harness_errors (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, game_id TEXT NOT NULL, cause TEXT NOT NULL,
+        detail TEXT NOT NULL, at TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS decisions (
+        game_id TEXT NOT NULL, side TEXT NOT NULL, player TEXT NOT NULL, idx INTEGER NOT NULL,
+        turn INTEGER, data TEXT NOT NULL, PRIMARY KEY (game_id, side, idx)
+    );
+    CREATE TABLE IF NOT EXISTS voided_decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, game_id TEXT NOT NULL, player TEXT NOT NULL,
+        cost_usd REAL, data TEXT NOT NULL, at TEXT NOT NULL
+    );
+    """,
+)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+#: The tables of a version-1 store (how a store from before versioning is recognised).
+STORE_TABLES = frozenset({"meta", "games", "harness_errors", "decisions", "voided_decisions"})
+_STORED_GAME_COLUMNS = (*GAME_COLUMNS, "players_json", "record")
+_DECISION_COLUMNS = ("game_id", "side", "player", "idx", "turn", "data")
+_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def store_path(run_dir: Path, shard: tuple[int, int] | None = None) -> Path:
@@ -67,24 +87,139 @@ class StoreError(RuntimeError):
     """The run folder cannot be used as asked; the message says why and what to do."""
 
 
+def _untouched(path: Path) -> str:
+    return (f"The file is left as it is. Move it out of {path.parent} (or give the run another name with "
+            "`name=...`) to start a new store there.")
+
+
+def check_store(path: Path, writable: bool = True) -> None:
+    """Raise one clear :class:`StoreError` if `path` is not a PokéBench store this code can use.
+
+    A damaged file, another program's SQLite file, a store of a newer PokéBench, or (when
+    `writable`) a store that cannot be written. Nothing is written or created: the file is
+    read as an immutable database, so SQLite makes no ``-wal``/``-shm`` files beside it.
+    A path that does not exist yet passes when its folder can take a new store.
+    """
+    path = Path(path)
+    if not path.exists():
+        folder = next((p for p in path.parents if p.exists()), Path("."))
+        if writable and not _can_write(folder):
+            raise StoreError(f"Cannot create the run store {path}: {folder} is read-only. Run from a folder you "
+                             "can write to, or make that one writable.")
+        return
+    if not path.is_file():
+        raise StoreError(f"The run store {path} is not a file. Move it away, or give the run another name with `name=...`.")
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as err:
+        raise StoreError(f"Cannot read the run store {path} ({err.strerror}). Check its permissions.") from None
+    if header and header != _SQLITE_HEADER:
+        raise StoreError(f"{path} is not a PokéBench run store: it is not an SQLite database (damaged, or another "
+                         f"program's file). {_untouched(path)}")
+    if header:
+        _check_contents(path)
+    if writable:
+        blocked = [p for p in (path, path.parent, *_sidecars(path)) if p.exists() and not _can_write(p)]
+        if blocked:
+            raise StoreError(f"The run store {path} is read-only ({', '.join(map(str, blocked))} cannot be written), "
+                             "so no game could be saved. Make it writable (chmod u+w), or copy the run folder "
+                             "somewhere writable and run there. The file is left as it is.")
+
+
+def _sidecars(path: Path) -> list[Path]:
+    return [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+
+
+def _can_write(path: Path) -> bool:
+    """Whether `path` may be written: the process's access, and (root ignores modes) its write bits."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _check_contents(path: Path) -> None:
+    # A store with a -wal file may be in use by another process (a shard of the run): read it as
+    # SQLite readers do. Without one, read it as immutable, which makes no -wal/-shm beside it.
+    in_use = path.with_name(path.name + "-wal").exists()
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("" if in_use else "&immutable=1")
+    try:
+        db = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as err:
+        raise StoreError(f"Cannot open the run store {path} ({err}). {_untouched(path)}") from None
+    try:
+        ok = db.execute("PRAGMA quick_check").fetchone()[0]
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} - {"sqlite_sequence"}
+    except sqlite3.DatabaseError as err:
+        raise StoreError(f"The run store {path} is damaged ({err}). {_untouched(path)}") from None
+    finally:
+        db.close()
+    if ok != "ok":
+        raise StoreError(f"The run store {path} is damaged (SQLite's check says: {ok}). {_untouched(path)}")
+    if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables and not (tables <= STORE_TABLES and "games" in tables)):
+        raise StoreError(f"{path} is an SQLite database of another program, not a PokéBench run store "
+                         f"(tables: {', '.join(sorted(tables)) or 'none'}). {_untouched(path)}")
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"The run store {path} was written by a newer PokéBench (store version {version}; this one "
+                         f"reads up to {SCHEMA_VERSION}). Upgrade PokéBench (git pull; make setup) to use it.")
+
+
+def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """The dotted keys whose values differ (a whole top-level key when its shape changed)."""
+    if isinstance(old, dict) and isinstance(new, dict) and prefix:
+        return [k for key in set(old) | set(new)
+                for k in _changed_keys(old.get(key), new.get(key), f"{prefix}.{key}")]
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [k for key in set(old) | set(new) if old.get(key) != new.get(key)
+                for k in (_changed_keys(old.get(key), new.get(key), key) if key == "players" else [key])]
+    return [] if old == new else [prefix]
 
 
 class RunStore:
-    """One run's SQLite file. Safe to open from one writer process at a time."""
+    """One run's SQLite file. Safe to open from one writer process at a time (the runner locks the run)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, check: bool = True) -> None:
+        """Open (or make) the store at `path`; `check`: first :func:`check_store` it. Pass False for a
+        file this process has open already (a second check would open and close it beside a live
+        connection, which drops that connection's POSIX locks)."""
         self.path = Path(path)
+        if check:
+            check_store(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")  # a game that was reported done survives a power cut
-        self.db.executescript(SCHEMA)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")  # a game that was reported done survives a power cut
+            self._migrate()
+        except sqlite3.Error as err:
+            raise StoreError(f"Cannot use the run store {self.path} ({err}). {_untouched(self.path)}") from None
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @property
+    def version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
     @classmethod
-    def open_existing(cls, path: Path) -> "RunStore":
+    def open_existing(cls, path: Path, check: bool = True) -> "RunStore":
         if not Path(path).exists():
             raise StoreError(f"There is no run store at {path}.")
-        return cls(path)
+        return cls(path, check=check)
 
     def close(self) -> None:
         self.db.close()
@@ -96,19 +231,24 @@ class RunStore:
         self.close()
 
     # ---- the run's identity ---------------------------------------------------------------
-    def bind_config(self, fingerprint: dict[str, Any], run_name: str) -> None:
-        """Tie the store to the config that defines its games; refuse a different one."""
+    def bind_config(self, fingerprint: dict[str, Any], run_name: str,
+                    legacy: dict[str, Any] | None = None) -> None:
+        """Tie the store to the config that defines its games; refuse a different one.
+
+        `legacy` is the same config's fingerprint in the shape an older PokéBench wrote: a store
+        bound to it is re-bound to `fingerprint` (the same games, identified more precisely).
+        """
         text = json.dumps(fingerprint, sort_keys=True)
         row = self.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-        if row is None:
+        if row is None or (legacy is not None and row[0] == json.dumps(legacy, sort_keys=True)):
             with self.db:
                 self.db.execute("BEGIN")
-                self.db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (text,))
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('created_at', ?)", (utc_now(),))
+                self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fingerprint', ?)", (text,))
+                if row is None:
+                    self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('created_at', ?)", (utc_now(),))
             return
         if row[0] != text:
-            old = json.loads(row[0])
-            changed = sorted(k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k))
+            changed = sorted(_changed_keys(json.loads(row[0]), fingerprint))
             raise StoreError(
                 f"The run folder {self.path.parent} holds games of another config (it differs in: "
                 f"{', '.join(changed)}). Its results are untouched. Give this run another name with "
@@ -126,11 +266,12 @@ class RunStore:
                json.dumps(players, sort_keys=True), blob)
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            cursor = self.db.execute(f"INSERT OR IGNORE INTO games VALUES ({','.join('?' * len(row))})", row)
+            cursor = self.db.execute(f"INSERT OR IGNORE INTO games ({', '.join(_STORED_GAME_COLUMNS)}) "
+                                     f"VALUES ({','.join('?' * len(row))})", row)
             if cursor.rowcount == 0:
                 return False
             self.db.executemany(
-                "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO decisions ({', '.join(_DECISION_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
                 [(spec.game_id, d["side"], d["player"], i, d.get("turn"), json.dumps(d)) for i, d in enumerate(decisions)],
             )
         return True

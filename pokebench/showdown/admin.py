@@ -8,6 +8,8 @@ lines and sends each finished game's record to this connection.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import secrets
 from typing import Any
@@ -21,13 +23,28 @@ class AdminError(RuntimeError):
     """The server refused or did not answer a harness command."""
 
 
+class SimulatorCrashed(AdminError):
+    """The simulator process that ran a game died; the plugin reports it at once (the game is void)."""
+
+
+#: User names beginning with this are reserved for the harness by the plugin: logging in under
+#: one takes :func:`login_token` of the name, which only a holder of the admin token can make.
+HARNESS_NAME_PREFIX = "pb"
+
+
+def login_token(admin_token: str, username: str) -> str:
+    """The token a harness user sends with ``/trn NAME,0,TOKEN`` (HMAC-SHA256 of its user id)."""
+    userid = "".join(c for c in username.lower() if c.isalnum())
+    return hmac.new(admin_token.encode(), userid.encode(), hashlib.sha256).hexdigest()[:32]
+
+
 class AdminClient:
     """One logged-in harness connection. Use ``async with AdminClient(address) as admin``."""
 
     def __init__(self, address: ServerAddress, timeout: float = 10.0) -> None:
         self.address = address
         self.timeout = timeout
-        self.username = f"pbharness{secrets.token_hex(4)}"
+        self.username = f"{HARNESS_NAME_PREFIX}harness{secrets.token_hex(4)}"
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._logged_in = asyncio.Event()
@@ -68,14 +85,14 @@ class AdminClient:
 
     async def _handle(self, line: str) -> None:
         if line.startswith("|challstr|"):
-            await self._send(f"/trn {self.username},0,")
+            await self._log_in()
         elif line.startswith("|updateuser|"):
             name, logged_in = line.split("|")[2:4]
             if name.strip().lstrip(" ").lower().startswith(self.username) and logged_in == "1":
                 self._logged_in.set()
         elif line.startswith("|nametaken|"):
-            self.username = f"pbharness{secrets.token_hex(4)}"
-            await self._send(f"/trn {self.username},0,")
+            self.username = f"{HARNESS_NAME_PREFIX}harness{secrets.token_hex(4)}"
+            await self._log_in()
         elif line.startswith("|pokebench|"):
             _, _, kind, payload = line.split("|", 3)
             if kind == "record":
@@ -83,28 +100,47 @@ class AdminClient:
                 future = self._records.pop(record["game_id"], None)
                 if future is not None and not future.done():
                     future.set_result(record)
+            elif kind == "crashed":
+                report = json.loads(payload)
+                future = self._records.pop(report["game_id"], None)
+                if future is not None and not future.done():
+                    future.set_exception(SimulatorCrashed(report.get("detail", "the simulator process died")))
             elif kind in ("refused", "error"):
                 for future in self._replies.values():
                     if not future.done():
                         future.set_exception(AdminError(f"the server refused a harness command: {payload}"))
                 self._replies.clear()
             else:
-                future = self._replies.pop((kind, "" if kind == "pong" else payload), None)
+                key = payload.split("|", 1)[0] if kind == "format" else ("" if kind == "pong" else payload)
+                future = self._replies.pop((kind, key), None)
                 if future is not None and not future.done():
                     future.set_result(payload)
 
-    async def _command(self, verb: str, argument: str, expect: tuple[str, str]) -> str:
+    async def _log_in(self) -> None:
+        reserved = self.username.lower().startswith(HARNESS_NAME_PREFIX)
+        token = login_token(self.address.admin_token, self.username) if reserved else ""
+        await self._send(f"/trn {self.username},0,{token}")
+
+    async def _command(self, verb: str, argument: str, expect: tuple[str, str], timeout: float | None = None) -> str:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._replies[expect] = future
-        await self._send(f"/pokebench {verb} {self.address.admin_token} {argument}")
         try:
-            return await asyncio.wait_for(future, self.timeout)
+            await asyncio.wait_for(self._send(f"/pokebench {verb} {self.address.admin_token} {argument}"),
+                                   timeout or self.timeout)
+            return await asyncio.wait_for(future, timeout or self.timeout)
         finally:
             self._replies.pop(expect, None)
 
-    async def ping(self) -> str:
-        """The server's Showdown version, if it runs PokéBench's plugin and accepts our token."""
-        return await self._command("ping", "", ("pong", ""))
+    async def ping(self, timeout: float | None = None) -> str:
+        """The server's Showdown version, if it runs PokéBench's plugin and accepts our token.
+
+        Raises ``asyncio.TimeoutError`` when no answer comes within `timeout` (a hung server)."""
+        return await self._command("ping", "", ("pong", ""), timeout)
+
+    async def format_info(self, battle_format: str) -> dict[str, Any]:
+        """What the server knows of `battle_format`: exists, name, random_teams, game_type, similar."""
+        reply = await self._command("format", battle_format, ("format", battle_format))
+        return json.loads(reply.split("|", 1)[1])
 
     def expect_record(self, game_id: str) -> asyncio.Future[dict[str, Any]]:
         """A future that gets the record of `game_id` when its battle ends."""

@@ -8,6 +8,7 @@ renderers read that JSON and never start node themselves.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -17,8 +18,13 @@ from typing import Any, Iterable
 from pokebench import paths
 from pokebench.showdown.errors import ServerError
 
-__all__ = ["MIN_NODE_MAJOR", "node_version", "node_command", "run_script", "GENERATED_EXPORTS",
-           "export_generated", "run_text_oracle"]
+__all__ = ["MIN_NODE_MAJOR", "node_version", "node_command", "node_env", "run_script", "GENERATED_EXPORTS",
+           "export_generated", "run_text_oracle", "NODE_ENV_ALLOWED"]
+
+#: The only variables of the harness's environment that a node process inherits: API keys and
+#: other secrets never reach the Showdown server or its simulator processes.
+NODE_ENV_ALLOWED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+                    "SYSTEMROOT", "NODE_EXTRA_CA_CERTS")
 
 MIN_NODE_MAJOR = 18
 
@@ -53,6 +59,13 @@ def node_command(*args: str) -> list[str]:
     return ["node", *args]
 
 
+def node_env(**extra: str) -> dict[str, str]:
+    """The environment a node process gets: :data:`NODE_ENV_ALLOWED` and ``LC_*`` from ours, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k in NODE_ENV_ALLOWED or k.startswith("LC_")}
+    env.update(extra)
+    return env
+
+
 def script_path(name: str) -> Path:
     return paths.server_sources_dir() / "scripts" / name
 
@@ -61,7 +74,8 @@ def run_script(name: str, *args: str, timeout: float = 600, stdin: str | None = 
     """Run ``showdown-server/scripts/<name>`` with the installed package's folder as first argument; its stdout."""
     cmd = node_command(str(script_path(name)), str(paths.showdown_package_dir()), *args)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, input=stdin)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, input=stdin,
+                              env=node_env())
     except (OSError, subprocess.SubprocessError) as err:
         raise ServerError(f"Could not run {name} with Node.js: {err!r}. Run `make setup`.") from err
     if done.returncode != 0:

@@ -16,9 +16,11 @@ Command line::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import asyncio
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -26,13 +28,17 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from pokebench import paths
 from pokebench.showdown.errors import ServerError
-from pokebench.showdown.node import export_generated, node_command, node_version
+from pokebench.showdown.node import export_generated, node_command, node_env, node_version
+
+log = logging.getLogger(__name__)
 
 #: (our file, where Showdown reads it), relative to the server's sources and the npm package.
 INSTALLED_FILES = (
@@ -172,8 +178,10 @@ class LocalShowdown:
     """
 
     def __init__(self, port: int | None = None, sim_processes: int = 1, log_path: Path | None = None,
-                 startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float = 60.0, launch_prefix: Sequence[str] = ()) -> None:
         self.requested_port = port
+        #: A command the server is started under (e.g. ``nice -n 5``, or ``strace`` in a test).
+        self.launch_prefix = tuple(launch_prefix)
         self.sim_processes = max(1, sim_processes)
         self.log_path = log_path
         self.startup_timeout = startup_timeout
@@ -182,6 +190,8 @@ class LocalShowdown:
         self.address: ServerAddress | None = None
         self.restarts = 0
         self._log_file = None
+        # The arena restarts the server from worker threads (its watcher, a game's reconnect): one at a time.
+        self._lifecycle = threading.RLock()
 
     # The context-manager protocol ------------------------------------------------------------
     def __enter__(self) -> "LocalShowdown":
@@ -193,6 +203,10 @@ class LocalShowdown:
 
     # Lifecycle -------------------------------------------------------------------------------
     def start(self) -> ServerAddress:
+        with self._lifecycle:
+            return self._start()
+
+    def _start(self) -> ServerAddress:
         check_installation()
         port = self.requested_port or free_port()
         if port_is_taken(port):
@@ -200,13 +214,13 @@ class LocalShowdown:
                 f"Port {port} on 127.0.0.1 is already in use. Choose another with `server.port=N`, "
                 "or leave `server.port` unset so PokéBench picks a free one."
             )
-        env = dict(os.environ, POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes),
-                   POKEBENCH_PARENT_PID=str(os.getpid()))
+        env = node_env(POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes),
+                       POKEBENCH_PARENT_PID=str(os.getpid()))
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            node_command("pokemon-showdown", "start", "--skip-build", "--no-security", str(port)),
+            [*self.launch_prefix, *node_command("pokemon-showdown", "start", "--skip-build", "--no-security", str(port))],
             cwd=paths.showdown_package_dir(), env=env, stdin=subprocess.DEVNULL,
             stdout=self._log_file or subprocess.DEVNULL, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: we stop the simulators with it
@@ -246,17 +260,41 @@ class LocalShowdown:
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def ensure_running(self) -> bool:
-        """Restart the server if it died; True if it had to be restarted."""
-        if self.is_alive():
-            return False
-        self.stop()
-        self.requested_port = None  # the old port may be held by a lingering child
-        self.restarts += 1
-        self.start()
-        return True
+    def ensure_running(self, unresponsive: bool = False) -> bool:
+        """Restart the server if it died, or if it is `unresponsive` (it did not answer the
+        harness's ping in time: hung, or stopped); True if it had to be restarted."""
+        with self._lifecycle:
+            if self.is_alive() and not (unresponsive and self._unanswered()):
+                return False
+            why = "did not answer the harness in time" if self.is_alive() else "had died"
+            self.stop(kill=unresponsive)
+            self.requested_port = None  # the old port may be held by a lingering child
+            self.restarts += 1
+            self.start()
+            log.warning("The Showdown server %s; it was restarted (restart %d).", why, self.restarts)
+            return True
 
-    def stop(self) -> None:
+    def _unanswered(self) -> bool:
+        """True unless the server answers a ping now (another caller may have restarted it already)."""
+        from pokebench.showdown.admin import ping
+
+        assert self.address is not None
+        try:
+            asyncio.run(ping(self.address, timeout=2.0))
+        except (OSError, asyncio.TimeoutError, ConnectionError, RuntimeError):
+            return True
+        return False
+
+    def stop(self, kill: bool = False) -> None:
+        """Stop the server and its simulators; `kill`: at once with SIGKILL (a hung server ignores SIGTERM)."""
+        with self._lifecycle:
+            self._stop(kill)
+
+    def _stop(self, kill: bool) -> None:
+        if self.process is not None and self.process.poll() is None and kill:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=5)
         if self.process is not None and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGTERM)
@@ -308,8 +346,8 @@ class RemoteShowdown:
     def is_alive(self) -> bool:
         return True
 
-    def ensure_running(self) -> bool:
-        return False
+    def ensure_running(self, unresponsive: bool = False) -> bool:
+        return False  # not ours to restart: its games keep ending in harness errors until it answers again
 
 
 def main(argv: list[str] | None = None) -> int:

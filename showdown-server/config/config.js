@@ -50,3 +50,16 @@ exports.crashguard = true;
 exports.crashguardemail = null;
 exports.disablehotpatchall = true;
 exports.consoleips = [];
+
+// Nothing leaves this machine. Showdown's defaults point at its public servers: the login server
+// (contacted by /savereplay, ladders and user stats), its routes, and Net requests such as the Tor
+// exit list or a custom avatar's URL. Every address is pointed at nothing (port 9 of 127.0.0.1 has no
+// listener), and noNetRequests makes Showdown refuse every HTTP request it would make (lib/net.ts).
+exports.noNetRequests = true;
+exports.loginserver = 'http://127.0.0.1:9/';
+exports.loginserverkeyalgo = 'RSA-SHA1';
+exports.loginserverpublickeyid = 0;
+exports.loginserverpublickey = '';
+exports.routes = {root: '127.0.0.1:9', client: '127.0.0.1:9', dex: '127.0.0.1:9', replays: '127.0.0.1:9'};
+exports.ssl = null;
+exports.proxyip = false;

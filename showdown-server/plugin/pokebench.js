@@ -30,12 +30,23 @@
  * ends a registered game that the harness gave up on (a stalled player) as a tie
  * and sends no record for it.
  *
+ *     /pokebench ping <token>            -> |pokebench|pong|<Showdown version>
+ *     /pokebench format <token> <format> -> |pokebench|format|<format>|<json>
+ *
+ * ping is the harness's liveness check (a hung server does not answer it); format says
+ * whether the server knows a format and can generate random singles teams for it.
+ * When the simulator process that runs a harness game dies, the plugin sends
+ * `|pokebench|crashed|<json>` ({game_id, detail}) at once: the game is void.
+ *
  * Only a connection that knows $POKEBENCH_ADMIN_TOKEN (a secret the harness gives
- * the server at start) may register games.
+ * the server at start) may use these commands. User names that begin with `pb` are
+ * the harness's: logging in under one takes HMAC-SHA256(token, userid) as the login
+ * token (`/trn NAME,0,TOKEN`), so nobody else can squat the names its players use.
  */
 
 const crypto = require('crypto');
 const {Teams} = require('../../sim/teams');
+const {Utils} = require('../../lib');
 
 const ADMIN_TOKEN = process.env.POKEBENCH_ADMIN_TOKEN || '';
 const SERVER_VERSION = require('../../../package.json').version;
@@ -118,10 +129,45 @@ function buildRecord(battle, reg, winnerid) {
 	return record;
 }
 
+/** The harness user that registered `reg`, if it is still connected. */
+function ownerOf(reg) {
+	return Users.get(reg.owner);
+}
+
+/**
+ * A simulator child process that dies takes its battles with it, and Showdown only logs it.
+ * Tell the harness at once, so that it voids the game instead of waiting for a stall.
+ */
+function watchSimulator(battle, reg) {
+	const child = battle.stream && battle.stream.process && battle.stream.process.process;
+	if (!child || typeof child.once !== 'function') return; // simulated in this process
+	const onExit = (code, signal) => {
+		if (battle.ended || reg.voided || reg.crashReported) return;
+		reg.crashReported = true;
+		running.delete(reg.game_id);
+		const owner = ownerOf(reg);
+		const detail = `the simulator process ${child.pid} died (${signal || `exit code ${code}`})`;
+		if (owner) owner.send(`|pokebench|crashed|${JSON.stringify({game_id: reg.game_id, detail})}`);
+		// The battle can never end now: close its room, so that its players are free for the
+		// game's replay (a client that is still "in" the dead battle would never accept a new one).
+		setImmediate(() => {
+			try {
+				battle.room.add(`|-message|PokéBench voided this game (${detail}).`).update();
+				battle.room.destroy();
+			} catch (err) {
+				Monitor.crashlog(err, 'PokéBench closing a crashed battle');
+			}
+		});
+	};
+	child.once('exit', onExit);
+	child.once('disconnect', () => onExit(null, 'disconnected'));
+}
+
 /** Hooks one harness battle: timer off, tie at the turn limit, record at the end. */
 function manageBattle(battle, reg) {
 	battle.pokebench = reg;
 	running.set(reg.game_id, battle);
+	watchSimulator(battle, reg);
 	battle.timer.start = () => false;
 	const receive = battle.receive.bind(battle);
 	battle.receive = lines => {
@@ -151,6 +197,51 @@ Rooms.createBattle = function (options) {
 	return room;
 };
 
+/** What the harness needs to know of a format before it plays any game in it. */
+function formatInfo(asked) {
+	const format = Dex.formats.get(asked);
+	const info = {showdown_version: SERVER_VERSION, exists: !!(format && format.exists && format.effectType === 'Format')};
+	if (info.exists) {
+		info.id = format.id;
+		info.name = format.name;
+		info.random_teams = typeof format.team === 'string' && format.team.startsWith('random');
+		info.game_type = format.gameType || 'singles';
+	} else {
+		const id = toID(asked);
+		info.similar = Dex.formats.all()
+			.filter(f => f.effectType === 'Format' && f.team && (f.id.includes(id) || id.includes(f.id) ||
+				Utils.levenshtein(f.id, id, 3) <= 2))
+			.map(f => f.id).slice(0, 5);
+	}
+	return info;
+}
+
+// Names that begin with HARNESS_PREFIX belong to the harness (see the top of this file).
+const HARNESS_PREFIX = 'pb';
+function harnessLoginToken(userid) {
+	return crypto.createHmac('sha256', ADMIN_TOKEN).update(userid).digest('hex').slice(0, 32);
+}
+const validateToken = Users.User.prototype.validateToken;
+Users.User.prototype.validateToken = async function (token, name, userid, connection) {
+	if (!userid.startsWith(HARNESS_PREFIX)) return validateToken.call(this, token, name, userid, connection);
+	const expected = ADMIN_TOKEN ? Buffer.from(harnessLoginToken(userid)) : null;
+	const given = Buffer.from(String(token || ''));
+	if (expected && given.length === expected.length && crypto.timingSafeEqual(given, expected)) return '1';
+	this.send(`|nametaken|${name}|Names that begin with "${HARNESS_PREFIX}" are reserved for the PokéBench harness.`);
+	return null;
+};
+
+// Nothing a local user does may make this server contact another machine: Showdown's login
+// server (/savereplay, ladders, user stats) is off, and config.js sets noNetRequests.
+LoginServer.disabled = true;
+const NO_REPLAYS = 'This is a PokéBench benchmark server: replays are not uploaded anywhere ' +
+	'(every game\'s input log is in the run\'s store).';
+if (Rooms.GameRoom) {
+	Rooms.GameRoom.prototype.uploadReplay = async function (user, connection) {
+		if (connection) connection.popup(NO_REPLAYS);
+	};
+}
+
 // The embedded server must not outlive the harness that started it, even when the
 // harness is killed with SIGKILL: it passes its pid, and the server exits when it is gone.
 const PARENT_PID = parseInt(process.env.POKEBENCH_PARENT_PID || '0', 10);
@@ -176,7 +267,7 @@ exports.handlers = {
 		if (!reg) return;
 		running.delete(reg.game_id);
 		if (reg.voided) return;
-		const owner = Users.get(reg.owner);
+		const owner = ownerOf(reg);
 		if (!owner) return; // the harness is gone; it plays this game again when it resumes
 		try {
 			owner.send(`|pokebench|record|${JSON.stringify(buildRecord(battle, reg, winnerid))}`);
@@ -217,6 +308,9 @@ exports.commands = {
 			connection.send(`|pokebench|voided|${gameId}`);
 		} else if (verb === 'ping') {
 			connection.send(`|pokebench|pong|${SERVER_VERSION}`);
+		} else if (verb === 'format') {
+			const asked = rest.join(' ');
+			connection.send(`|pokebench|format|${asked}|${JSON.stringify(formatInfo(asked))}`);
 		} else {
 			connection.send(`|pokebench|error|unknown verb ${verb}`);
 		}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -16,4 +17,19 @@ class CrashOnceBot(BenchPlayer):
         if not marker.exists():
             marker.write_text(self.game.game_id)
             raise RuntimeError("deliberate crash for a test")
+        return self.rng.choice(battle.valid_orders)
+
+
+class AlwaysCrashBot(BenchPlayer):
+    """Raises in every decision: its games can never finish."""
+
+    def choose_move(self, battle):
+        raise RuntimeError("deliberate crash, every time")
+
+
+class SlowBot(BenchPlayer):
+    """Plays randomly, 0.2 s per decision: its games are surely in flight when a fault is injected."""
+
+    async def choose_move(self, battle):
+        await asyncio.sleep(0.2)
         return self.rng.choice(battle.valid_orders)

@@ -294,6 +294,9 @@ class FoulPlaySeat(Seat):
 class FoulPlay(ExternalCompetitor):
     """Hands out seats backed by Foul Play processes; one instance serves a whole run."""
 
+    #: Foul Play's engine (poke-engine built with terastallization) and its set tables are Gen 9 Random Battle's.
+    supported_formats = ("gen9randombattle",)
+
     def __init__(self, checkout: str | None = None, python: str | None = None, search_ms_per_move: int = 200,
                  pokemon_format: str = "gen9randombattle", max_in_flight: int | None = None,
                  log_dir: str | None = None, name_prefix: str = "foulplay", login_timeout: float = 60.0,

@@ -1,0 +1,100 @@
+"""One process per run store: a second process on the same run stops at once, naming the first.
+
+Two processes on one run would both play every missing game (and pay for it twice). The
+lock is an OS file lock (``flock``), so it is released when its process ends however it
+ends, also by SIGKILL; there is never a stale lock to remove by hand.
+
+A run folder has one folder lock, ``runs/NAME/.lock``: the whole run takes it exclusively,
+a shard (``shard=I/N``) takes it shared, so the shards of a run play side by side while a
+whole run and a shard never do (the whole run would play what the shard is playing). Each
+store also has its own lock, ``<store>.lock``, exclusive, holding its process's pid.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["RunLock", "RunLockedError"]
+
+
+class RunLockedError(RuntimeError):
+    """Another process plays this run (or this shard of it); the message names its pid."""
+
+
+def _held_by(lock_file: Path) -> int | None:
+    """The pid written in a lock file that some process holds right now, else None."""
+    try:
+        fd = os.open(lock_file, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+class RunLock:
+    """``with RunLock(run_dir, store_path, shard=...)``: hold the run (or one shard of it) for this process."""
+
+    def __init__(self, run_dir: Path, store_path: Path, shard: bool = False) -> None:
+        self.run_dir = Path(run_dir)
+        self.store_path = Path(store_path)
+        self.shard = shard
+        self._fds: list[int] = []
+
+    @property
+    def store_lock(self) -> Path:
+        return self.store_path.with_name(self.store_path.name + ".lock")
+
+    def _holders(self) -> list[int]:
+        pids = {pid for path in sorted(self.run_dir.glob("*.lock")) if (pid := _held_by(path)) is not None}
+        return sorted(pids)
+
+    def _refuse(self) -> None:
+        pids = [p for p in self._holders() if p != os.getpid()]
+        who = ", ".join(f"process {p}" for p in pids if p > 0) or "another process"
+        what = f"shard {self.store_path.stem}" if self.shard else "run"
+        raise RunLockedError(
+            f"The {what} in {self.run_dir} is being played by {who}. Two processes on one run would play the "
+            f"same games twice; wait until it ends (or stop it{f': kill {pids[0]}' if pids and pids[0] > 0 else ''}) "
+            "and start again: the run resumes where it stopped.")
+
+    def _lock(self, path: Path, mode: int) -> int:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            self.release()
+            self._refuse()
+        self._fds.append(fd)
+        return fd
+
+    def acquire(self) -> "RunLock":
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._lock(self.run_dir / ".lock", fcntl.LOCK_SH if self.shard else fcntl.LOCK_EX)
+        fd = self._lock(self.store_lock, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return self
+
+    def release(self) -> None:
+        for fd in self._fds:
+            os.close(fd)  # closing the descriptor drops its flock
+        self._fds.clear()
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()

@@ -1,0 +1,376 @@
+"""A run's config checked and turned into its plan (the list of games) before anything is played.
+
+Everything that can be known from the config alone is checked here, and every
+problem found is reported at once with the key and the fix: unknown keys, numbers
+that must be positive, the seed text, the players (their class, options and names),
+the matchups (no two that play the same games), the anchor. What only the server
+can say (which formats it knows) is checked by :func:`check_format` once it runs,
+still before the first game.
+
+The plan's :attr:`RunPlan.fingerprint` is the run's identity: every resolved value
+that changes the games (environment variables included), and none of the
+operational settings (time-outs, retries, games in flight), so that raising a
+time-out resumes a run while a different model or prompt is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from hydra.utils import get_class
+from omegaconf import DictConfig, OmegaConf
+from poke_env.player import Player
+
+from pokebench import paths
+from pokebench.play import epochs, sequential
+from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups
+from pokebench.player.bench_player import with_bench_hooks
+from pokebench.player.seats import ExternalCompetitor
+from pokebench.showdown.server import pinned_version
+
+__all__ = ["ConfigError", "RunPlan", "plan_run", "check_format", "available_runs", "player_factory",
+           "current_target", "FINGERPRINT_VERSION", "OPERATIONAL_KEYS", "PLAYER_NAME_PATTERN"]
+
+#: poke-env keyword arguments that the arena sets for every player.
+ARENA_KWARGS = {"account_configuration", "server_configuration", "battle_format", "max_concurrent_battles",
+                "start_timer_on_battle_start", "log_level", "start_listening"}
+
+#: Version of the fingerprint's shape (1: the unresolved player configs of PokéBench before it).
+FINGERPRINT_VERSION = 2
+
+#: Player (and model) options that do not change a game: left out of the run's fingerprint.
+OPERATIONAL_KEYS = frozenset({
+    "timeout", "max_attempts", "backoff_base", "backoff_max", "retry_after_max", "max_in_flight", "log_dir",
+    "login_attempts", "backoff", "checkout", "python", "api_key_env", "api_key_required", "prices", "runs_dir",
+    "budget", "budget_usd", "max_cost", "max_cost_usd",
+})
+
+#: Player names go into game ids and Showdown user names: the plugin accepts only these characters.
+PLAYER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+
+
+class ConfigError(ValueError):
+    """The run's config is wrong; the message names the key and the fix."""
+
+
+def available_runs() -> list[str]:
+    return sorted(p.stem for p in (paths.conf_dir() / "run").glob("*.yaml"))
+
+
+def _allowed_keys() -> DictConfig:
+    base = OmegaConf.load(paths.conf_dir() / "config.yaml")
+    assert isinstance(base, DictConfig)
+    return base
+
+
+def check_keys(cfg: DictConfig) -> None:
+    """Every key must be one config.yaml knows (Hydra lets a typo through with `+key=`)."""
+    base = _allowed_keys()
+    for key in cfg:
+        if key not in base:
+            known = ", ".join(str(k) for k in base if k not in ("defaults", "hydra"))
+            raise ConfigError(f"Unknown config key '{key!s}'. Known keys: {known}.")
+    for key in cfg.server:
+        if key not in base.server:
+            raise ConfigError(f"Unknown config key 'server.{key}'. Known keys: {', '.join('server.' + k for k in base.server)}.")
+
+
+def parse_shard(value: object) -> tuple[int, int] | None:
+    """``"I/N"`` -> (I, N) with 0 <= I < N; None for the whole run."""
+    if value is None:
+        return None
+    try:
+        index, count = (int(part) for part in str(value).split("/"))
+    except ValueError:
+        index = count = -1
+    if not 0 <= index < count:
+        raise ConfigError(f"'shard' must look like I/N with 0 <= I < N (e.g. shard=0/4), not {value!r}.")
+    return index, count
+
+
+def _positive_int(cfg: DictConfig, key: str, minimum: int = 1) -> int:
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        kind = "a positive whole number" if minimum == 1 else f"a whole number of at least {minimum}"
+        raise ConfigError(f"'{key}' must be {kind}, not {value!r} (e.g. {key}=4).")
+    return value
+
+
+def _positive_seconds(value: Any, key: str) -> None:
+    if value is None:  # an option left unset means the player's default
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
+        raise ConfigError(f"'{key}' is a time-out in seconds and must be a positive number, not {value!r} "
+                          f"(e.g. {key}=60).")
+
+
+def _timeouts(tree: Any, prefix: str) -> Iterable[tuple[str, Any]]:
+    """Every (dotted key, value) under `tree` whose key names a time-out."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            path = f"{prefix}.{key}"
+            if isinstance(key, str) and (key == "timeout" or key.endswith("_timeout")):
+                yield path, value
+            yield from _timeouts(value, path)
+
+
+def check_seed_text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"'seed_text' must be a non-empty text (every seed of the run is derived from it), "
+                          f"not {value!r}. Example: seed_text=pokebench-2026 (quote digits: seed_text=\"'2026'\").")
+    return value
+
+
+def check_matchups(matchups: list[tuple[str, str]]) -> None:
+    """[A, B] and [B, A] play the same seeded mirror pairs: listing both would count each game twice."""
+    seen: dict[frozenset[str], tuple[str, str]] = {}
+    for a, b in matchups:
+        key = frozenset((a, b))
+        if key in seen:
+            first = seen[key]
+            raise ConfigError(
+                f"The matchups list {a} and {b} twice ({list(first)} and {[a, b]}): a matchup plays both sides "
+                "of every mirror pair already, so the second would play the same games again and count them "
+                "twice. List each pair of players once.")
+        seen[key] = (a, b)
+
+
+def check_player_name(name: str) -> None:
+    if not PLAYER_NAME_PATTERN.match(name):
+        raise ConfigError(
+            f"Player name {name!r} cannot be used: names go into game ids and Showdown user names, which take "
+            "1 to 40 letters, digits, '_', '.' or '-'. Rename it in the run's `players` (e.g. "
+            f"'{re.sub(r'[^A-Za-z0-9_.-]', '-', name)[:40] or 'player'}').")
+
+
+@dataclass
+class RunPlan:
+    name: str
+    specs: list[GameSpec]
+    factories: dict[str, Callable[..., Any] | ExternalCompetitor]
+    per_player_limits: dict[str, int]
+    matchup_order: list[str]
+    fingerprint: dict[str, Any]
+    shard: tuple[int, int] | None = None
+    #: The fingerprint as PokéBench wrote it before version 2 (to upgrade an older store in place).
+    legacy_fingerprint: dict[str, Any] | None = None
+    #: Player name -> the formats it can play (None: any format the server can generate teams for).
+    supported_formats: dict[str, tuple[str, ...] | None] | None = None
+
+
+#: Where the competitors shipped with PokéBench were before they moved into the package.
+MOVED_TARGETS = {
+    "players.llm.": "pokebench.players.llm.",
+    "players.heuristic.": "pokebench.players.heuristic.",
+    "players.max_damage.": "pokebench.players.max_damage.",
+    "players.random_bot.": "pokebench.players.random_bot.",
+    "players.continual.": "pokebench.players.continual.",
+    "players.foul_play.": "pokebench.players.foul_play.",
+}
+
+
+def current_target(target: str) -> str:
+    """``target``, or where its class is now if it names an old ``players.X`` module (with a DeprecationWarning)."""
+    for old, new in MOVED_TARGETS.items():
+        if target.startswith(old):
+            moved = new + target[len(old):]
+            warnings.warn(f"`_target_: {target}` is deprecated: the class is now `{moved}`.", DeprecationWarning,
+                          stacklevel=2)
+            return moved
+    return target
+
+
+def _player_class(name: str, player_cfg: DictConfig) -> type:
+    if "_target_" not in player_cfg:
+        raise ConfigError(f"Player '{name}' has no `_target_` (the Player class to use), e.g. `_target_: pokebench.players.random_bot.RandomBot`.")
+    try:
+        cls = get_class(current_target(player_cfg._target_))
+    except Exception as err:
+        raise ConfigError(f"Player '{name}': cannot load class '{player_cfg._target_}' ({err}). "
+                          "Check `_target_` in its conf/player/*.yaml.") from None
+    if not (isinstance(cls, type) and issubclass(cls, (Player, ExternalCompetitor))):
+        raise ConfigError(f"Player '{name}': `_target_: {player_cfg._target_}` is not a poke-env Player subclass "
+                          "nor an ExternalCompetitor (pokebench.player.seats); point it at a player class.")
+    return cls
+
+
+def player_factory(name: str, player_cfg: DictConfig,
+                   cls: type | None = None) -> tuple[Callable[..., Any] | ExternalCompetitor, int | None]:
+    """A factory that makes a fresh player for one game, and the player's own games-in-flight limit."""
+    cls = cls or _player_class(name, player_cfg)
+    try:
+        resolved = OmegaConf.to_container(player_cfg, resolve=True)
+    except Exception as err:  # e.g. a missing ${oc.env:...} or a mandatory `???` value
+        raise ConfigError(f"Player '{name}': its config cannot be resolved ({err}).") from None
+    assert isinstance(resolved, dict)
+    kwargs: dict[str, Any] = {str(k): v for k, v in resolved.items()}
+    kwargs.pop("_target_")
+    bad = set(kwargs) & ARENA_KWARGS
+    if bad:
+        raise ConfigError(f"Player '{name}' sets {sorted(bad)}, which the arena sets for every player; remove them.")
+    unknown = [k for k in kwargs if k not in _keyword_options(cls)]
+    if unknown:
+        raise ConfigError(f"Player '{name}' ({cls.__name__}) takes no option(s) {unknown}; check its conf/player/*.yaml.")
+    for key, value in _timeouts(kwargs, f"players.{name}"):
+        _positive_seconds(value, key)
+    preflight = getattr(cls, "preflight", None)
+    if callable(preflight):
+        try:
+            preflight(**kwargs)
+        except (ValueError, OSError, RuntimeError) as err:
+            raise ConfigError(f"Player '{name}': {err}") from None
+    if issubclass(cls, ExternalCompetitor):
+        competitor = cls(**kwargs)
+        return competitor, competitor.max_in_flight
+    limit = kwargs.get("max_in_flight") or (kwargs.get("model") or {}).get("max_in_flight")
+    assert issubclass(cls, Player)
+    return functools.partial(with_bench_hooks(cls), **kwargs), (int(limit) if limit else None)
+
+
+def _keyword_options(cls: type) -> set[str]:
+    """The keyword arguments a Player class takes; a `**kwargs` is taken to forward to poke-env's Player."""
+    params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"self"}
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        names |= _keyword_options(Player)
+    return names
+
+
+def _identity(tree: Any) -> Any:
+    """A resolved player config without its operational settings (see :data:`OPERATIONAL_KEYS`)."""
+    if isinstance(tree, dict):
+        return {k: _identity(v) for k, v in tree.items()
+                if not (k in OPERATIONAL_KEYS or (isinstance(k, str) and k.endswith("_timeout")))}
+    if isinstance(tree, list):
+        return [_identity(v) for v in tree]
+    return tree
+
+
+def fingerprint(cfg: DictConfig, classes: dict[str, type]) -> dict[str, Any]:
+    """What changes the run's games, resolved (see the module docstring)."""
+    from pokebench.text.prompt import PROMPT_VERSION
+
+    resolved = OmegaConf.to_container(cfg.players, resolve=True)
+    assert isinstance(resolved, dict)
+    players: dict[str, Any] = {str(name): conf for name, conf in resolved.items()}
+    return {
+        "version": FINGERPRINT_VERSION, "seed_text": cfg.seed_text, "format": cfg.format,
+        "turn_limit": cfg.turn_limit, "showdown_version": pinned_version(), "prompt_version": PROMPT_VERSION,
+        "players": {name: {"class": f"{classes[name].__module__}.{classes[name].__qualname__}",
+                           **_identity({k: v for k, v in conf.items() if k != "_target_"})}
+                    for name, conf in players.items()},
+    }
+
+
+def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
+    """Check the whole config and list the run's games, before anything is played."""
+    check_keys(cfg)
+    pairs = _positive_int(cfg, "pairs")
+    _positive_int(cfg, "concurrency")
+    _positive_int(cfg, "turn_limit")
+    _positive_int(cfg, "retry_rounds", minimum=0)
+    _positive_seconds(cfg.stall_timeout, "stall_timeout")
+    _positive_seconds(cfg.server.liveness_timeout, "server.liveness_timeout")
+    seed_text = check_seed_text(cfg.seed_text)
+    if not isinstance(cfg.format, str) or not cfg.format.strip():
+        raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {cfg.format!r}.")
+    if not cfg.players:
+        raise ConfigError("The run has no players. Choose a run with `+run=NAME` (runs: " + ", ".join(available_runs()) + ").")
+    names = [str(name) for name in cfg.players]
+    for name in names:
+        check_player_name(name)
+    try:
+        listed = OmegaConf.to_object(cfg.matchups) if OmegaConf.is_config(cfg.matchups) else cfg.matchups
+        matchups = expand_matchups(names, listed)  # type: ignore[arg-type]
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    if not matchups:
+        raise ConfigError("The run has no matchups: it needs at least two players.")
+    check_matchups(matchups)
+    if cfg.publish and cfg.anchor not in names:
+        raise ConfigError(f"The anchor {cfg.anchor!r} is not a player of this run ({', '.join(names)}): its rating "
+                          "fixes the published scale. Set anchor=NAME to one of them, or publish=false and publish "
+                          "the run together with a run that has the anchor (pokebench-publish RUN1 RUN2).")
+    factories: dict[str, Callable[..., Any] | ExternalCompetitor] = {}
+    limits: dict[str, int] = {}
+    classes: dict[str, type] = {}
+    problems: list[str] = []
+    for name in names:  # check every player, so that one run says everything that is missing at once
+        try:
+            classes[name] = _player_class(name, cfg.players[name])
+            formats = _supported_formats(classes[name])
+            if formats is not None and cfg.format not in formats:
+                raise ConfigError(f"format={cfg.format} cannot be played by every player: {name} plays only "
+                                  f"{', '.join(formats)}. Choose a format they all support (PokéBench is built "
+                                  "for format=gen9randombattle).")
+            factories[name], limit = player_factory(name, cfg.players[name], classes[name])
+        except ConfigError as err:
+            problems.append(str(err))
+            continue
+        if limit:
+            limits[name] = limit
+    if problems:
+        raise ConfigError("\n".join(problems))
+    both_external = [f"{a}-vs-{b}" for a, b in matchups
+                     if isinstance(factories[a], ExternalCompetitor) and isinstance(factories[b], ExternalCompetitor)]
+    if both_external:
+        raise ConfigError(f"Matchup(s) {', '.join(both_external)} put two external programs against each other; "
+                          "they only accept challenges, so neither can start the game. Give each of them a poke-env "
+                          "opponent in `matchups`.")
+    supported = {name: _supported_formats(classes[name]) for name in names}
+    specs = build_schedule(run_name, seed_text, pairs, matchups)
+    shard = parse_shard(cfg.shard)
+    if sequential.enabled(cfg) and shard is not None:
+        raise ConfigError("'shard' and 'sequential.target_width' cannot be used together: each step of a "
+                          "sequential run chooses its next pairs from all the results so far.")
+    if shard is not None:  # whole mirror pairs go to one shard, so each store holds complete bootstrap units
+        specs = [s for s in specs if s.pair % shard[1] == shard[0]]
+    try:
+        epochs.check_shards(factories, shard)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    legacy = {
+        "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
+        "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
+    }
+    identity = fingerprint(cfg, classes)
+    if sequential.enabled(cfg):  # its settings decide which games are played
+        try:
+            seq = sequential.read_config(cfg, names)
+        except sequential.SequentialError as err:
+            raise ConfigError(str(err)) from None
+        identity["sequential"] = legacy["sequential"] = {k: v for k, v in seq.__dict__.items() if k != "anchor"}
+        refining = epochs.refining(factories)
+        if refining:
+            raise ConfigError(f"Player(s) {refining} change between epochs of whole pairs of every matchup, which a "
+                              "sequential run (more pairs for some matchups only) cannot keep fair. Play this run "
+                              "without sequential.target_width.")
+    return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups],
+                   identity, shard, legacy, supported)
+
+
+def _supported_formats(cls: type) -> tuple[str, ...] | None:
+    formats = getattr(cls, "supported_formats", None)
+    return tuple(formats) if formats is not None else None
+
+
+def check_format(battle_format: str, info: dict[str, Any]) -> None:
+    """Refuse a format the running server does not know, or cannot make random singles teams for.
+
+    `info` is the plugin's answer to ``/pokebench format`` (see showdown-server/plugin/pokebench.js).
+    """
+    if not info.get("exists"):
+        near = info.get("similar") or []
+        hint = f" Did you mean {', '.join(near)}?" if near else ""
+        raise ConfigError(f"format={battle_format} is not a format of the pinned Showdown server "
+                          f"({info.get('showdown_version', pinned_version())}).{hint} PokéBench plays "
+                          "format=gen9randombattle.")
+    if not info.get("random_teams") or info.get("game_type") != "singles":
+        raise ConfigError(f"format={battle_format} ({info.get('name', battle_format)}) is not a random-team singles "
+                          "format: PokéBench gives each side the team Showdown generates from its seed, so it plays "
+                          "random battles only (format=gen9randombattle).")

@@ -1,0 +1,212 @@
+"""Faults injected into real runs: a hung server, a killed simulator, a second process, damaged stores.
+
+Each run is a real `python -m pokebench` with its own pinned Showdown server; each test is
+bounded by the time-outs of its subprocess calls. What is asserted is what the issue asks:
+the run finishes in one start, no game is lost, none is counted twice, and the harness
+error that the fault caused is recorded with its cause.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from support.games import REPO_DIR
+from support.processes import is_gone, server_process, simulator_processes, wait_for
+from pokebench.play.schedule import build_schedule
+from pokebench.results.store import MIGRATIONS, RunStore
+
+ENV = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}")
+SLOW_RUN = ("+run=bots-smoke", "+players.slow._target_=support.crashing_bots.SlowBot", "matchups=[[slow,random]]",
+            "publish=false")
+
+
+def pokebench_args(*overrides: str) -> list[str]:
+    return [sys.executable, "-m", "pokebench", *overrides]
+
+
+def planned_ids(name: str, pairs: int, matchups: list[tuple[str, str]]) -> list[str]:
+    return sorted(s.game_id for s in build_schedule(name, "pokebench-2026", pairs, matchups))
+
+
+# ---- the server hangs, a simulator dies ----------------------------------------------------------
+
+def _fault_mid_run(tmp_path: Path, name: str, inject: Callable[[int], int], *overrides: str) -> tuple[str, int]:
+    """Start a slow run, inject a fault once its 4 games are in flight; return (output, the process hit)."""
+    args = pokebench_args(*SLOW_RUN, "pairs=2", "concurrency=4", f"name={name}", *overrides)
+    proc = subprocess.Popen(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # the store is made once the server has said it knows the format, just before the first game
+        wait_for(lambda: (tmp_path / "runs" / name / "store.sqlite").exists(), 90, "the run's first games")
+        time.sleep(2)  # SlowBot takes 0.2 s per decision: the four games are in flight now
+        victim = inject(proc.pid)
+        output, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, output[-3000:]
+    return output, victim
+
+
+def _assert_complete_once(tmp_path: Path, name: str, cause: str) -> None:
+    with RunStore.open_existing(tmp_path / "runs" / name / "store.sqlite") as store:
+        games = store.games()
+        errors = store.harness_errors()
+    assert sorted(games.game_id) == planned_ids(name, 2, [("slow", "random")])  # none lost, none twice
+    assert cause in set(errors.cause), errors
+    assert set(errors.game_id) <= set(games.game_id)
+
+
+@pytest.mark.slow
+def test_a_sigstopped_server_is_restarted_within_the_liveness_deadline_and_the_run_ends_in_one_start(tmp_path):
+    def stop_server(run_pid: int) -> int:
+        pid = server_process(run_pid)
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        return pid
+
+    output, stopped = _fault_mid_run(tmp_path, "hang", stop_server, "server.liveness_timeout=3")
+    assert "did not answer a ping within 3 s" in output
+    assert "did not answer the harness in time; it was restarted" in output
+    assert is_gone(stopped), "the hung server was not killed"
+    _assert_complete_once(tmp_path, "hang", "server hung")
+
+
+@pytest.mark.slow
+def test_a_killed_simulator_process_voids_its_games_at_once_and_the_run_ends_in_one_start(tmp_path):
+    def kill_simulator(run_pid: int) -> int:
+        sims = simulator_processes(run_pid)
+        assert len(sims) == 2
+        os.kill(sims[0], signal.SIGKILL)
+        return sims[0]
+
+    # stall_timeout=600: only the plugin's crash report can void those games before the run's time-out
+    _, killed = _fault_mid_run(tmp_path, "simcrash", kill_simulator, "server.sim_processes=2", "stall_timeout=600")
+    with RunStore.open_existing(tmp_path / "runs" / "simcrash" / "store.sqlite") as store:
+        errors = store.harness_errors()
+    crashed = errors[errors.cause == "simulator crashed"]
+    assert len(crashed) and all(f"simulator process {killed} died" in d for d in crashed.detail)
+    _assert_complete_once(tmp_path, "simcrash", "simulator crashed")
+
+
+# ---- one process per run -------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_second_process_on_a_running_run_stops_at_once_naming_the_first(tmp_path):
+    args = pokebench_args(*SLOW_RUN, "pairs=1", "name=locked")
+    first = subprocess.Popen(args, cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: server_process(first.pid), 60, "the first run's server")
+        for extra in ((), ("shard=0/2",)):  # the same run, or a shard of it while the whole run plays
+            second = subprocess.run(args + list(extra), cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                                    timeout=60)
+            assert second.returncode == 2, second.stderr[-2000:]
+            assert f"is being played by process {first.pid}" in second.stderr
+            assert "Traceback" not in second.stderr
+        _, stderr = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 0, stderr[-2000:]
+    run_dir = tmp_path / "runs" / "locked"
+    assert not (run_dir / "shard-0-of-2.sqlite").exists()
+    with RunStore.open_existing(run_dir / "store.sqlite") as store:
+        assert sorted(store.done_game_ids()) == planned_ids("locked", 1, [("slow", "random")])
+
+
+def test_shards_of_one_run_hold_the_run_together_but_not_the_same_shard(tmp_path):
+    from pokebench.play.lock import RunLock, RunLockedError
+
+    run_dir = tmp_path / "run"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from pokebench.play.lock import RunLock; "
+         "lock = RunLock(Path(sys.argv[1]), Path(sys.argv[1]) / 'shard-0-of-2.sqlite', shard=True).acquire(); "
+         "print('held', flush=True); time.sleep(60)", str(run_dir)],
+        env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with RunLock(run_dir, run_dir / "shard-1-of-2.sqlite", shard=True):
+            pass  # another shard plays beside it
+        with pytest.raises(RunLockedError, match=f"shard shard-0-of-2 in .* is being played by process {holder.pid}"):
+            RunLock(run_dir, run_dir / "shard-0-of-2.sqlite", shard=True).acquire()
+        with pytest.raises(RunLockedError, match=f"process {holder.pid}"):
+            RunLock(run_dir, run_dir / "store.sqlite").acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    with RunLock(run_dir, run_dir / "store.sqlite"):  # the holder's end (here SIGKILL) releases everything
+        pass
+
+
+# ---- stores that cannot be used ------------------------------------------------------------------
+
+def _damaged(path: Path) -> None:
+    with RunStore(path):
+        pass
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = b"\xde\xad\xbe\xef" * 1024  # the second page: a table's b-tree
+    path.write_bytes(bytes(data))
+
+
+def _foreign(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+    db.commit()
+    db.close()
+
+
+def _read_only(path: Path) -> None:
+    with RunStore(path):
+        pass
+    path.chmod(0o444)
+
+
+def _newer(path: Path) -> None:
+    with RunStore(path) as store:
+        store.db.execute("PRAGMA user_version = 99")
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: p.write_bytes(b"not a database at all\n" * 300), "it is not an SQLite database"),
+    (_damaged, "is damaged"),
+    (_foreign, "is an SQLite database of another program"),
+    (_read_only, "is read-only"),
+    (_newer, "was written by a newer PokéBench"),
+])
+def test_a_store_that_cannot_be_used_gives_one_message_before_the_server_starts_and_stays_untouched(
+        tmp_path, make, message):
+    run_dir = tmp_path / "runs" / "bots-smoke"
+    run_dir.mkdir(parents=True)
+    db = run_dir / "store.sqlite"
+    make(db)
+    before, listing = db.read_bytes(), sorted(os.listdir(run_dir))
+    proc = subprocess.run(pokebench_args("+run=bots-smoke", "pairs=1"), cwd=tmp_path, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.count("error:") == 1
+    assert db.read_bytes() == before
+    assert sorted(os.listdir(run_dir)) == listing  # no -wal, -shm, lock or server log beside it
+    db.chmod(0o644)
+
+
+def test_a_store_from_before_store_versions_is_migrated_in_place(tmp_path):
+    path = tmp_path / "store.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(MIGRATIONS[0])
+    old.execute("INSERT INTO meta (key, value) VALUES ('fingerprint', '{}')")
+    old.commit()
+    old.close()
+    with RunStore(path) as store:
+        assert store.version == 1
+        assert store.db.execute("PRAGMA application_id").fetchone()[0] == 0x504B424E
+        assert store.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone() == ("{}",)

@@ -1,0 +1,103 @@
+"""A run's config is checked before any game: what can never be fair or finish is refused, with the fix.
+
+The checks that need only the config run in-process on configs composed by Hydra from the real
+conf/ folder; the format, which only the pinned server can judge, goes through a whole
+`python -m pokebench` with its server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from pokebench import paths
+from pokebench.play.plan import ConfigError, fingerprint, plan_run
+from pokebench.players.llm import LLMPlayer
+from pokebench.players.max_damage import MaxDamageBot
+from pokebench.results.store import RunStore, StoreError
+from support.games import REPO_DIR
+
+
+def config(*overrides: str) -> DictConfig:
+    with initialize_config_dir(str(paths.conf_dir()), version_base=None):
+        return compose("config", overrides=list(overrides))
+
+
+FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_play_standin.py")]
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["matchups=[[random,max-damage],[max-damage,random]]"], "The matchups list max-damage and random twice"),
+    (["matchups=[[random,max-damage],[random,max-damage]]"], "The matchups list random and max-damage twice"),
+    (["seed_text="], "'seed_text' must be a non-empty text"),
+    (["seed_text=null"], "'seed_text' must be a non-empty text"),
+    (["seed_text=' '"], "'seed_text' must be a non-empty text"),
+    (["stall_timeout=0"], "'stall_timeout' is a time-out in seconds and must be a positive number, not 0"),
+    (["stall_timeout=-1"], "'stall_timeout' is a time-out in seconds and must be a positive number, not -1"),
+    (["server.liveness_timeout=-5"], "'server.liveness_timeout' is a time-out in seconds"),
+    (["retry_rounds=-1"], "'retry_rounds' must be a whole number of at least 0"),
+    (["anchor=nosuch"], "The anchor 'nosuch' is not a player of this run (random, max-damage, heuristic)"),
+    (["+players.dict._target_=collections.OrderedDict"], "is not a poke-env Player subclass nor an ExternalCompetitor"),
+    (["+players.bad$x._target_=pokebench.players.random_bot.RandomBot"], "Player name 'bad$x' cannot be used"),
+    (["+players.fp1._target_=pokebench.players.foul_play.adapter.FoulPlay",
+      "+players.fp2._target_=pokebench.players.foul_play.adapter.FoulPlay",
+      f"+players.fp1.command={json.dumps(FOUL_PLAY_STANDIN)}", f"+players.fp2.command={json.dumps(FOUL_PLAY_STANDIN)}",
+      "matchups=[[fp1,fp2]]"], "Matchup(s) fp1-vs-fp2 put two external programs against each other"),
+    (["+player@players.local=llm", "+model@players.local.model=local", "players.local.model.timeout=0",
+      "matchups=[[local,random]]"], "'players.local.model.timeout' is a time-out in seconds"),
+    (["+player@players.local=llm", "+model@players.local.model=local", "format=gen9randomdoublesbattle",
+      "matchups=[[local,random]]"], "format=gen9randomdoublesbattle cannot be played by every player: local plays only"),
+])
+def test_configs_that_can_never_be_fair_or_finish_are_refused_when_planned(overrides, message):
+    with pytest.raises(ConfigError) as refused:
+        plan_run(config("+run=bots-smoke", *overrides), "t")
+    assert message in str(refused.value)
+
+
+def test_the_run_identity_holds_resolved_values_and_no_operational_setting(monkeypatch, tmp_path):
+    classes = {"local": LLMPlayer, "max-damage": MaxDamageBot}
+    monkeypatch.setenv("POKEBENCH_MODEL", "model-a")
+    a = fingerprint(config("+run=llm-smoke"), classes)
+    assert a["players"]["local"]["model"]["model"] == "model-a"  # the environment variable, resolved
+    assert a["prompt_version"] == 3 and a["players"]["local"]["class"] == "pokebench.players.llm.LLMPlayer"
+    operational = fingerprint(config("+run=llm-smoke", "concurrency=9", "stall_timeout=50", "retry_rounds=0",
+                                     "players.local.model.timeout=5", "players.local.model.max_attempts=2",
+                                     "players.local.model.max_in_flight=3", "server.liveness_timeout=7"), classes)
+    assert operational == a  # raising a time-out resumes the same run
+    assert fingerprint(config("+run=llm-smoke", "players.local.model.reasoning=low"), classes) != a
+    monkeypatch.setenv("POKEBENCH_MODEL", "model-b")
+    b = fingerprint(config("+run=llm-smoke"), classes)
+    with RunStore(tmp_path / "store.sqlite") as store:
+        store.bind_config(a, "llm-smoke")
+        with pytest.raises(StoreError, match=r"it differs in: players\.local\.model\.model\)"):
+            store.bind_config(b, "llm-smoke")  # another model never merges into the run's rating
+
+
+def test_a_store_bound_by_an_older_pokebench_is_rebound_to_the_same_config(tmp_path):
+    plan = plan_run(config("+run=bots-smoke"), "bots-smoke")
+    assert plan.legacy_fingerprint is not None
+    with RunStore(tmp_path / "store.sqlite") as store:
+        store.bind_config(plan.legacy_fingerprint, "bots-smoke")
+        store.bind_config(plan.fingerprint, "bots-smoke", legacy=plan.legacy_fingerprint)
+        store.bind_config(plan.fingerprint, "bots-smoke")
+        with pytest.raises(StoreError, match="differs in: seed_text"):
+            store.bind_config(plan_run(config("+run=bots-smoke", "seed_text=x"), "bots-smoke").fingerprint, "bots-smoke")
+
+
+@pytest.mark.parametrize(("battle_format", "message"), [
+    ("gen1ou", "format=gen1ou ([Gen 1] OU) is not a random-team singles format"),
+    ("gen9randombatle", "format=gen9randombatle is not a format of the pinned Showdown server (0.11.11). "
+                        "Did you mean gen9randombattle"),
+])
+def test_a_format_the_pinned_server_cannot_play_is_refused_before_any_game(tmp_path, battle_format, message):
+    proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-smoke", f"format={battle_format}"],
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO_DIR)), capture_output=True,
+                          text=True, timeout=180)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
+    assert not list(tmp_path.rglob("store.sqlite"))
