@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from support.llm import reset_api, fake_server_model
 from support.games import REPO_DIR, play, results
 from pokebench.llm.client import ChatClient, LLMAPIError, ModelConfig
 from pokebench.llm.errors import ContextLengthExceeded, KeyRefused, UnknownModel, UnsupportedParameter
@@ -40,16 +41,11 @@ def api():
 
 @pytest.fixture(autouse=True)
 def fresh_api(api, monkeypatch):
-    monkeypatch.setenv("POKEBENCH_TEST_KEY", SECRET)
-    api.requests.clear()
-    api.policy = hashed_policy
-    yield api
+    yield reset_api(api, monkeypatch, SECRET)
 
 
 def model(api: LocalOpenAI, **overrides: Any) -> dict[str, Any]:
-    return {"name": "test-model", "model": "local-test-model", "base_url": api.base_url,
-            "api_key_env": "POKEBENCH_TEST_KEY", "prices": PRICES, "timeout": 5, "max_attempts": 3,
-            "backoff_base": 0.02, "backoff_max": 0.05, "retry_after_max": 0.1, **overrides}
+    return fake_server_model(api, PRICES, **{"backoff_max": 0.05, "retry_after_max": 0.1, **overrides})
 
 
 def play_llm(showdown, api, seed: str, opponent: Any = MaxDamageBot, turn_limit: int = 300, **overrides: Any):
@@ -267,8 +263,7 @@ def test_a_refused_key_stops_before_the_first_game(tmp_path, api):
     assert proc.returncode == 2 and len(api.requests) == 1
     assert "The pre-flight request failed; no game was played" in proc.stderr
     assert "refused the key in POKEBENCH_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
-    games, errors, _, _ = stored(tmp_path)
-    assert games.empty and errors.empty
+    assert not list((tmp_path / "runs").rglob("*.sqlite")), "a run refused before any game makes no store"
     no_secret_in(tmp_path)
 
 

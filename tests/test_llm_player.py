@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from support.llm import reset_api, fake_server_model
 from support.games import REPO_DIR, play, results
 from pokebench.players.llm import LLMPlayer
 from pokebench.players.max_damage import MaxDamageBot
@@ -36,16 +37,11 @@ def api():
 
 @pytest.fixture(autouse=True)
 def fresh_api(api, monkeypatch):
-    monkeypatch.setenv("POKEBENCH_TEST_KEY", SECRET)
-    api.requests.clear()
-    api.policy = hashed_policy
-    yield api
+    yield reset_api(api, monkeypatch, SECRET)
 
 
 def model(api: LocalOpenAI, **overrides: Any) -> dict[str, Any]:
-    return {"name": "test-model", "model": "local-test-model", "base_url": api.base_url,
-            "api_key_env": "POKEBENCH_TEST_KEY", "prices": PRICES, "timeout": 5, "max_attempts": 3,
-            "backoff_base": 0.02, "backoff_max": 0.1, **overrides}
+    return fake_server_model(api, PRICES, **overrides)
 
 
 def play_llm_game(showdown, api, seed: str, player_class: type[LLMPlayer] = LLMPlayer, side: str = "p1",
