@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from pokebench.players.llm import LLMPlayer  # noqa: E402
 from pokebench.players.max_damage import MaxDamageBot  # noqa: E402
 from pokebench.play.arena import Arena, GameResult, HarnessError  # noqa: E402
@@ -40,6 +41,7 @@ from pokebench.llm.client import ChatClient, Completion  # noqa: E402
 from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy  # noqa: E402
 from pokebench.play.schedule import build_schedule  # noqa: E402
 from pokebench.showdown.server import LocalShowdown  # noqa: E402
+from support.processes import descendants  # noqa: E402  (the process-tree walk the tests use)
 
 SAMPLES: list[tuple[float, float]] = []  # (wall time in choose_move, of which waiting for the API)
 
@@ -102,21 +104,8 @@ def cpu_s(pid: int) -> float:
 
 
 def tree(pid: int) -> list[int]:
-    """`pid` and every process below it."""
-    parents = {}
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                parents[int(proc.name)] = int(Path(f"/proc/{proc.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [pid], [pid]
-    while frontier:
-        current = frontier.pop()
-        kids = [p for p, parent in parents.items() if parent == current]
-        found += kids
-        frontier += kids
-    return found
+    """`pid` and every live process below it."""
+    return [pid, *descendants(pid)]
 
 
 def measure_window(server: LocalShowdown, base_url: str, in_flight: int, warmup: float, window: float,
