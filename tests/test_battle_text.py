@@ -336,3 +336,29 @@ def test_the_cli_prints_a_recorded_game_and_explains_bad_names(tmp_path: Path, c
     assert "Runs in" in capsys.readouterr().err
     assert main(["demo", "nope", *runs]) == 2
     assert spec.game_id in capsys.readouterr().err
+
+
+def test_the_cli_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`pokebench-replay ... | head` closes the pipe early: no BrokenPipeError traceback, exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    from pokebench.play.schedule import GameSpec
+    from pokebench.results.store import RunStore
+
+    spec = GameSpec("demo", "random-vs-max-damage", 1, 1, "random", "max-damage", "s", "a", "b")
+    record = {"winner": "p2", "turns": 6, "end_reason": "normal", "showdown_version": "0.11.11",
+              "log": START + BEFORE_TURN_6 + TURN_6}
+    with RunStore(tmp_path / "runs" / "demo" / "store.sqlite") as store:
+        store.save_game(spec, record, {}, "2026-01-01T00:00:00Z")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "pokebench.cli.replay", "demo", spec.game_id,
+                               "--runs-dir", str(tmp_path / "runs")],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

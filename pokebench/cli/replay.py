@@ -6,6 +6,7 @@ Reads every store of the run (the whole-run store and its shards' stores).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -56,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     except BattleTextError as err:
         print(err, file=sys.stderr)
         return 1
-    print("\n".join(text))
+    try:
+        print("\n".join(text), flush=True)
+    except BrokenPipeError:  # `pokebench-replay ... | head` closed the pipe: that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
     return 0
 
 
