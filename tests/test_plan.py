@@ -53,6 +53,8 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
       "matchups=[[local,random]]"], "'players.local.model.timeout' is a time-out in seconds"),
     (["+player@players.local=llm", "+model@players.local.model=local", "format=gen9randomdoublesbattle",
       "matchups=[[local,random]]"], "format=gen9randomdoublesbattle cannot be played by every player: local plays only"),
+    (["+player@players.noisy=max_damage_noisy", "players.noisy.epsilon=1.5"],
+     "Player 'noisy': epsilon must be a probability from 0 to 1"),
 ])
 def test_configs_that_can_never_be_fair_or_finish_are_refused_when_planned(overrides, message):
     with pytest.raises(ConfigError) as refused:

@@ -17,6 +17,8 @@ has the highest estimate against the opposing active Pokémon.
 
 from __future__ import annotations
 
+from typing import Any
+
 from poke_env.battle import AbstractBattle, Move, MoveCategory, Pokemon
 from poke_env.player.battle_order import BattleOrder
 
@@ -58,3 +60,28 @@ class MaxDamageBot(BenchPlayer):
                 return max((damage_estimate(m, mon, opponent) for m in mon.moves.values()), default=0.0)
             return self.create_order(max(battle.available_switches, key=best_hit))
         return self.choose_default_move()
+
+
+class NoisyMaxDamageBot(MaxDamageBot):
+    """Max-damage made deliberately weaker: with probability ``epsilon`` a uniformly random legal action.
+
+    A ladder of these (ε = 0.1, 0.3, 0.5) gives players of known order between Random (ε = 1)
+    and Max-damage (ε = 0), for checking that a measure of play ranks them as their strength
+    does (``benchmarks/decision_quality_validity.py``). Seeded per game like every bot.
+    """
+
+    def __init__(self, *args: Any, epsilon: float = 0.1, **kwargs: Any) -> None:
+        self.preflight(epsilon)
+        super().__init__(*args, **kwargs)
+        self.epsilon = epsilon
+
+    @staticmethod
+    def preflight(epsilon: float = 0.1, **_: Any) -> None:
+        """Refuse an epsilon that is not a probability, before any game (the run's plan calls this)."""
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must be a probability from 0 to 1 (e.g. epsilon=0.3), not {epsilon!r}")
+
+    def choose_move(self, battle: AbstractBattle) -> BattleOrder:
+        if battle.valid_orders and self.rng.random() < self.epsilon:
+            return self.rng.choice(battle.valid_orders)
+        return super().choose_move(battle)
