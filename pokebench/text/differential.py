@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pokebench.text.battle_text import BattleText
 
-__all__ = ["Difference", "GameComparison", "Kept", "KEPT", "compare_game", "compare_lines", "game_facts", "summarize",
+__all__ = ["Difference", "GameComparison", "Kept", "KEPT", "compare_game", "compare_lines", "summarize",
            "normalize_oracle", "normalize_ours"]
 
 _HOVER = re.compile(r"\|\|[^|]*\|\|([^|]*)\|\|")
@@ -50,17 +50,14 @@ def normalize_oracle(lines: Iterable[str], usernames: dict[str, str] | None = No
 
 @dataclass(frozen=True)
 class Kept:
-    """A class of difference kept on purpose: its name, why, and which (ours, oracle, facts) it covers.
-
-    `facts` are what the game's protocol says (:func:`game_facts`), for classes true only of some Pokémon.
-    """
+    """A class of difference kept on purpose: its name, why, and which (ours, oracle) it covers."""
 
     name: str
     why: str
-    matches: Callable[[list[str], list[str], dict[str, Any]], bool]
+    matches: Callable[[list[str], list[str]], bool]
 
 
-def _capitalized(ours: list[str], oracle: list[str], facts: dict[str, Any]) -> bool:
+def _capitalized(ours: list[str], oracle: list[str]) -> bool:
     return len(ours) == len(oracle) and ours != oracle and all(
         a == b or (a[:2] == b[:2].upper() and b[:1] == "(" and a[2:] == b[2:]) or (a[:1] == b[:1].upper() and a[1:] == b[1:])
         for a, b in zip(ours, oracle))
@@ -72,15 +69,6 @@ KEPT: tuple[Kept, ...] = (
          "PokéBench starts every line with a capital. The client capitalizes the first line of a template "
          "only, so the second line of Shields Down's template reads '(the opposing Minior shielded itself.)'.",
          _capitalized),
-    Kept("Roost of a Terastallized Flying type",
-         "A Pokémon Terastallized into the Flying type is Flying until the battle ends, also after it "
-         "switches back in, so Roost makes it lose the Flying type and PokéBench says so. The oracle's "
-         "tracker (@pkmn/client) reads a Tera type back only from the 'tera:' of a switch's details, which "
-         "newer Showdown servers send and the pinned 0.11.11 does not: it forgets the Tera type and, "
-         "the species not being Flying, leaves the line out.",
-         lambda ours, oracle, facts: not oracle and bool(ours) and all(
-             (m := re.fullmatch(r"\((?:The opposing )?(.+) loses Flying type this turn\.\)", line))
-             and m.group(1) in facts.get("tera_flying", ()) for line in ours)),
 )
 
 
@@ -115,15 +103,7 @@ class GameComparison:
         return [d for d in self.differences if d.kept is None]
 
 
-def game_facts(messages: Iterable[str]) -> dict[str, Any]:
-    """What a side's messages tell about the game that a kept class needs: who Terastallized into Flying."""
-    lines = "\n".join(messages).splitlines()
-    return {"tera_flying": {m.group(1) for line in lines
-                            if (m := re.match(r"^\|-terastallize\|p\d[a-z]?: ([^|]+)\|Flying$", line))}}
-
-
-def compare_lines(ours: Sequence[str], oracle: Sequence[str], game: str = "", side: str = "",
-                  facts: dict[str, Any] | None = None) -> GameComparison:
+def compare_lines(ours: Sequence[str], oracle: Sequence[str], game: str = "", side: str = "") -> GameComparison:
     """Align two normalized texts (difflib) and classify every place where they differ."""
     matcher = difflib.SequenceMatcher(a=list(ours), b=list(oracle), autojunk=False)
     identical = sum(block.size for block in matcher.get_matching_blocks())
@@ -132,7 +112,7 @@ def compare_lines(ours: Sequence[str], oracle: Sequence[str], game: str = "", si
         if tag == "equal":
             continue
         a, b = list(ours[i1:i2]), list(oracle[j1:j2])
-        kept = next((k.name for k in KEPT if k.matches(a, b, facts or {})), None)
+        kept = next((k.name for k in KEPT if k.matches(a, b)), None)
         result.differences.append(Difference(game, side, a, b, kept))
     return result
 
@@ -155,7 +135,7 @@ def compare_game(game: dict[str, Any], replayed: dict[str, Any]) -> list[GameCom
     for side in ("p1", "p2"):
         ours = normalize_ours(BattleText(side).feed(replayed[side]["chunks"]))
         oracle = normalize_oracle(replayed[side]["text"], names)
-        out.append(compare_lines(ours, oracle, str(game["id"]), side, game_facts(replayed[side]["chunks"])))
+        out.append(compare_lines(ours, oracle, str(game["id"]), side))
     return out
 
 

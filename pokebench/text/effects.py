@@ -20,6 +20,7 @@ class EffectWords(Wording):
     """Handlers of effect events (``-start``, ``-ability``, ``-item``, ``-status``, ``-weather``, ``-fail``...)."""
 
     types: dict[tuple[str, str], tuple[str, ...]]
+    abilities_shown: dict[tuple[str, str], str]
     weather: str
 
     def _start_effect(self, cmd, args, kw):
@@ -60,6 +61,8 @@ class EffectWords(Wording):
         if "fail" in kw:
             return lines + [self.tpl("block", kw.get("from"))]
         if kw.get("from"):
+            if effect_id(kw["from"]) == "trace" and kw.get("of"):  # Trace shows the ability it copied
+                self.abilities_shown[key(kw["of"])] = ability
             first = "" if old else self.maybe_ability(kw["from"], ident)
             template = self.tpl("changeAbility", kw["from"])
             return [first] + lines + [self.say(template, ident, kw, ABILITY=effect_name(ability))]

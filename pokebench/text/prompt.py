@@ -138,10 +138,11 @@ def _status_suffix(status: str | None) -> str:
     return f", {STATUS_NAMES.get(status, status)}" if status and status != "fnt" else ""
 
 
-def _types_text(mon: Pokemon) -> str:
-    if mon.is_terastallized and mon.tera_type is not None:
-        return f"{type_name(mon.tera_type)} (Terastallized)"
-    return "/".join(type_name(t) for t in mon.types if t is not None)
+def _types_text(mon: Pokemon, tera: str | None) -> str:
+    """``Flying (Terastallized)`` while Terastallized (`tera`), else the types (poke-env's, without its Tera flag)."""
+    if tera:
+        return f"{tera} (Terastallized)"
+    return "/".join(type_name(t) for t in mon.base_types if t is not None)
 
 
 def _boosts_line(mon: Pokemon, order: Sequence[str] = ()) -> str | None:
@@ -174,10 +175,12 @@ def move_details(move_id: str) -> str:
 
 
 class Seen:
-    """What the player's battle log showed (its :class:`BattleText`): abilities from pop-ups, stat-change order.
+    """What the player's battle log showed (its :class:`BattleText`), where poke-env's state differs from it.
 
-    Without a renderer (a caller that keeps no battle log), the opponent's ability is the one poke-env
-    knows and stat changes are in the fixed order.
+    Abilities from pop-ups (and Trace), stat-change order, the forme of an active Pokémon (Minior-Meteor,
+    Cramorant-Gulping), Terastallization (ended by a faint), items and moves that events revealed, and
+    Illusion's disguises undone. Without a renderer (a caller that keeps no battle log), poke-env's state is
+    shown as it is and stat changes are in the fixed order.
     """
 
     def __init__(self, text: BattleText | None):
@@ -191,6 +194,54 @@ class Seen:
 
     def order(self, ident: str) -> list[str]:
         return list(self.text.boost_order.get(key(ident), [])) if self.text is not None else []
+
+    def species(self, ident: str, mon: Pokemon) -> str:
+        """The species as shown: an active Pokémon's temporary forme too (Minior-Meteor)."""
+        if self.text is not None and mon.active and (shown := self.text.species.get(key(ident))):
+            return shown
+        return species_name(mon)
+
+    def own_species(self, own: OwnMon) -> str:
+        """The player's own Pokémon as its request names it; the active one in its temporary forme too."""
+        if self.text is not None and own.active and (shown := self.text.species.get(key(own.ident))):
+            return shown
+        return own.name
+
+    def tera(self, ident: str, mon: Pokemon) -> str | None:
+        """The Tera type of a Terastallized Pokémon, None if it is not (any more: a faint ends it)."""
+        if self.text is not None:
+            return self.text.tera.get(key(ident))
+        return type_name(mon.tera_type) if mon.is_terastallized and mon.tera_type is not None else None
+
+    def item(self, mon: Pokemon, ident: str) -> str | None:
+        """poke-env's item id; an item only an event showed (Toxic Orb's status, Poltergeist) when it has none."""
+        if mon.item == "unknown_item" and self.text is not None and (shown := self.text.revealed.items.get(key(ident))):
+            return _to_id(shown)
+        return mon.item
+
+    def moves(self, ident: str, mon: Pokemon) -> list[str]:
+        known = list(mon.moves)
+        return self.text.revealed.moves(key(ident), known) if self.text is not None else known
+
+    def hidden(self, ident: str) -> bool:
+        """An opponent's Pokémon known only as Illusion's disguise: not seen at all."""
+        return self.text is not None and self.text.revealed.hidden(key(ident))
+
+    def health(self, ident: str, mon: Pokemon) -> tuple[int, int, str | None, bool]:
+        """(HP, max HP, status, fainted) as seen: a disguised-as Pokémon's own, from before the disguise."""
+        shown = self.text.revealed.restored_health(key(ident)) if self.text is not None else None
+        if shown is not None:
+            hp, max_hp, status = _parse_condition(shown, 100)
+            return hp, max_hp, status, status == "fnt"
+        status = mon.status.name.lower() if mon.status else None
+        return mon.current_hp or 0, mon.max_hp or 100, status, mon.fainted
+
+    def own(self, team: Sequence[OwnMon]) -> None:
+        """Note what the player's own request shows: a transformed Pokémon's moves are its target's."""
+        if self.text is not None:
+            for own in team:
+                if own.active:
+                    self.text.revealed.transformed_moves(key(own.ident), own.moves)
 
 
 # --------------------------------------------------------------------------- the player's own team (from the request)
@@ -253,18 +304,19 @@ def own_team(battle: AbstractBattle) -> list[OwnMon]:
 def _own_types(own: OwnMon) -> str:
     if own.terastallized and own.tera_type:
         return f"{own.tera_type} (Terastallized)"
-    return _types_text(own.mon) if own.mon is not None else "?"
+    return _types_text(own.mon, None) if own.mon is not None else "?"
 
 
-def _own_header(own: OwnMon, tag: str) -> str:
+def _own_header(own: OwnMon, tag: str, seen: Seen) -> str:
+    name = seen.own_species(own)
     if own.fainted and own.active:  # a forced switch after a faint: it is no longer in the battle
-        return f"- {own.name} [fainted]"
+        return f"- {name} [fainted]"
     health = "fainted" if own.fainted else f"HP {own.hp}/{own.max_hp} ({_percent(own.hp, own.max_hp)}%){_status_suffix(own.status)}"
-    return f"- {own.name} [{tag}], {_own_types(own)}, L{own.level}, {health}"
+    return f"- {name} [{tag}], {_own_types(own)}, L{own.level}, {health}"
 
 
 def _own_full(own: OwnMon, seen: Seen) -> list[str]:
-    lines = [_own_header(own, "ACTIVE" if own.active else "bench")]
+    lines = [_own_header(own, "ACTIVE" if own.active else "bench", seen)]
     tera = f"{own.tera_type} (terastallized)" if own.terastallized else (own.tera_type or "unknown")
     lines.append(f"  Ability: {ability_name(own.ability)}, Item: {item_name(own.item)}, Tera type: {tera}")
     lines.append("  Stats: " + ", ".join(f"{label} {own.stats[key]}" for key, label in STAT_NAMES if key in own.stats))
@@ -286,44 +338,48 @@ def _own_short(own: OwnMon) -> str:
 # --------------------------------------------------------------------------- the opponent, as far as seen
 
 
-def _opp_hp(mon: Pokemon) -> str:
-    if mon.fainted:
-        return "fainted"
-    return f"HP {_percent(mon.current_hp or 0, mon.max_hp or 100)}%{_status_suffix(mon.status.name.lower() if mon.status else None)}"
+def _opp_hp(health: tuple[int, int, str | None, bool]) -> str:
+    hp, max_hp, status, fainted = health
+    return "fainted" if fainted else f"HP {_percent(hp, max_hp)}%{_status_suffix(status)}"
 
 
 def _opp_entry(mon: Pokemon, ident: str, tag: str, seen: Seen) -> list[str]:
-    if mon.fainted and tag == "ACTIVE":  # fainted, not replaced yet
+    health = seen.health(ident, mon)
+    if health[3] and tag == "ACTIVE":  # fainted, not replaced yet
         tag = "fainted"
-    lines = [f"- {species_name(mon)} [{tag}], {_types_text(mon)}, L{mon.level}, {_opp_hp(mon)}"]
+    lines = [f"- {seen.species(ident, mon)} [{tag}], {_types_text(mon, seen.tera(ident, mon))}, L{mon.level}, "
+             f"{_opp_hp(health)}"]
     known = []
     if ability := seen.ability(ident, mon):
         known.append(f"Ability: {ability}")
-    if mon.item != "unknown_item":  # None or "": seen to have none (knocked off, used up)
-        known.append(f"Item: {item_name(mon.item)}")
+    if (item := seen.item(mon, ident)) != "unknown_item":  # None or "": seen to have none (knocked off, used up)
+        known.append(f"Item: {item_name(item)}")
     if known:
         lines.append("  " + ", ".join(known))
     if mon.active and not mon.fainted and (boosts := _boosts_line(mon, seen.order(ident))):
         lines.append(boosts)
-    moves = [move_name(m) for m in mon.moves]
+    moves = [move_name(m) for m in seen.moves(ident, mon)]
     lines.append("  Moves seen: " + ("; ".join(moves) if moves else "none yet"))
     return lines
 
 
-def _opponent_mons(battle: AbstractBattle) -> tuple[tuple[str, Pokemon] | None, list[Pokemon], int]:
-    """((ident, active), the others seen in order of appearance, how many not seen yet)."""
-    mons = list(battle.opponent_team.items())
+def _opponent_mons(battle: AbstractBattle, seen: Seen) -> tuple[tuple[str, Pokemon] | None, list[tuple[str, Pokemon]], int]:
+    """((ident, active), the others seen in order of appearance, how many not seen yet).
+
+    A Pokémon known only as Illusion's disguise is not seen: it is left out and counted as not seen yet.
+    """
+    mons = [(i, m) for i, m in battle.opponent_team.items() if not seen.hidden(i)]
     active = next(((i, m) for i, m in mons if m is battle.opponent_active_pokemon), None)
-    others = [m for _, m in mons if m is not battle.opponent_active_pokemon]
+    others = [(i, m) for i, m in mons if m is not battle.opponent_active_pokemon]
     size = battle._team_size.get(battle.opponent_role or "", 6) if hasattr(battle, "_team_size") else 6
     return active, others, max(0, size - len(mons))
 
 
-def _opp_short(mon: Pokemon) -> str:
-    if mon.fainted:
-        return f"{species_name(mon)} fainted"
-    status = _status_suffix(mon.status.name.lower() if mon.status else None)
-    return f"{species_name(mon)} {_percent(mon.current_hp or 0, mon.max_hp or 100)}%{status}"
+def _opp_short(mon: Pokemon, ident: str, seen: Seen) -> str:
+    hp, max_hp, status, fainted = seen.health(ident, mon)
+    if fainted:
+        return f"{seen.species(ident, mon)} fainted"
+    return f"{seen.species(ident, mon)} {_percent(hp, max_hp)}%{_status_suffix(status)}"
 
 
 def _unseen(count: int) -> str:
@@ -429,7 +485,8 @@ def first_message(battle: AbstractBattle, log_lines: Iterable[str], text: Battle
     """
     seen = Seen(text)
     team = own_team(battle)
-    active, others, unseen = _opponent_mons(battle)
+    seen.own(team)
+    active, others, unseen = _opponent_mons(battle, seen)
     out = ["BATTLE LOG", *_events(log_lines), "", f"CURRENT STATE (turn {battle.turn})",
            f"YOUR TEAM ({side_label(battle.player_role)}):"]
     for own in team:
@@ -437,8 +494,8 @@ def first_message(battle: AbstractBattle, log_lines: Iterable[str], text: Battle
     out += ["", f"OPPONENT'S TEAM ({side_label(battle.opponent_role)}), as far as you have seen it:"]
     if active is not None:
         out += _opp_entry(active[1], active[0], "ACTIVE", seen)
-    for mon in others:
-        out += _opp_entry(mon, next(i for i, m in battle.opponent_team.items() if m is mon), "bench", seen)
+    for ident, mon in others:
+        out += _opp_entry(mon, ident, "bench", seen)
     if unseen:
         out.append(f"- {_unseen(unseen)}")
     if block := field_lines(battle):
@@ -451,12 +508,13 @@ def later_message(battle: AbstractBattle, new_lines: Iterable[str], text: Battle
     """A later message (method §3): new events, the state now in short form, legal actions (`text`: as above)."""
     seen = Seen(text)
     team = own_team(battle)
+    seen.own(team)
     active_own = [o for o in team if o.active]
     bench = [o for o in team if not o.active]
-    active, others, unseen = _opponent_mons(battle)
+    active, others, unseen = _opponent_mons(battle, seen)
     out = ["NEW EVENTS", *_events(new_lines), "", f"STATE NOW (turn {battle.turn})", "YOUR ACTIVE POKÉMON:"]
     for own in active_own:
-        out.append(_own_header(own, "ACTIVE"))
+        out.append(_own_header(own, "ACTIVE", seen))
         if own.fainted:
             continue
         if own.mon is not None and (boosts := _boosts_line(own.mon, seen.order(own.ident))):
@@ -465,7 +523,7 @@ def later_message(battle: AbstractBattle, new_lines: Iterable[str], text: Battle
     out.append("YOUR BENCH: " + ("; ".join(_own_short(o) for o in bench) or "none"))
     out += ["", f"OPPONENT ({side_label(battle.opponent_role)}):"]
     out += _opp_entry(active[1], active[0], "ACTIVE", seen) if active is not None else ["- no active Pokémon"]
-    also = [_opp_short(m) for m in others] + ([_unseen(unseen)] if unseen else [])
+    also = [_opp_short(m, i, seen) for i, m in others] + ([_unseen(unseen)] if unseen else [])
     out.append("ALSO SEEN: " + ("; ".join(also) or "none"))
     if block := field_lines(battle):
         out += ["", *block]

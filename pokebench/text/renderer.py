@@ -27,6 +27,7 @@ from typing import Iterable
 
 from pokebench.text.effects import EffectWords
 from pokebench.text.names import POPUP, damage_percentage, public_percent
+from pokebench.text.revealed import Revealed
 from pokebench.text.protocol import (FORME_EFFECTS, HANDLERS, NO_SWITCH_OUT_TEXT, PROTOCOL_ONLY, SIMPLE, SWAP_BOOSTS,
                                      effect_id, effect_name, key, pad, parse_hp, parse_line, upgrade_args)
 from pokebench.text.templates import NODEFAULT, OWN, PLACEHOLDER, load_templates
@@ -61,7 +62,8 @@ class BattleText(EffectWords):
         self.abilities_shown: dict[tuple[str, str], str] = {}
         self.boost_order: dict[tuple[str, str], list[str]] = {}
         self.types: dict[tuple[str, str], tuple[str, ...]] = {}  # as the client knows them (Roost's text needs them)
-        self.tera: dict[tuple[str, str], str] = {}
+        self.tera: dict[tuple[str, str], str] = {}  # Terastallized, until it faints (Showdown ends it then)
+        self.revealed = Revealed()  # what the log showed that poke-env's state leaves out (items, Illusion...)
         self.weather = ""
         self.spread = False
         self.unfilled: list[str] = []  # lines whose template kept a placeholder (a renderer gap)
@@ -98,6 +100,7 @@ class BattleText(EffectWords):
             if (self.perspective == side) != (seen == 0):
                 return []
         cmd, args, kw = upgrade_args(cmd, args, kw)
+        self.revealed.observe(cmd, args, kw)
         if cmd == "player" and len(args) > 1 and args[1]:
             self.usernames[args[1]] = args[0]
             self._name_patterns[re.compile(r"(?<!\w)" + re.escape(args[1]) + r"(?!\w)")] = args[0]
@@ -167,6 +170,7 @@ class BattleText(EffectWords):
         if cmd == "faint":
             self.fainted.add(key(args[0] if args else ""))
             self.boost_order.pop(key(args[0] if args else ""), None)
+            self.tera.pop(key(args[0] if args else ""), None)
         if cmd == "-clearallboost":
             self.boost_order.clear()
         elif cmd in ("-clearboost", "-setboost") and args:

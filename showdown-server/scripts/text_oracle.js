@@ -12,7 +12,7 @@
  * stdin: one JSON object per line, {"id": ..., "input_log": [">start ...", ">player p1 ...", ">p1 move 1", ...]}.
  * stdout: one JSON object per game, in the same order:
  *   {"id": ..., "p1": {"chunks": [...], "text": [...]}, "p2": {...}}
- * where "chunks" are the messages the simulator sent that side (what a player receives) and "text" is the
+ * where "chunks" are the messages the simulator sent that side (what a player receives, requests included) and "text" is the
  * LogFormatter's text of them, one string per line, as it prints it (section breaks as empty lines,
  * "||hover||text||" marks, indentation kept), without the [silent] lines the Showdown client does not show.
  */
@@ -56,7 +56,8 @@ async function replay(inputLog) {
 	const omniscient = (async () => {
 		for await (const chunk of streams.omniscient) void chunk;
 	})();
-	await streams.omniscient.write(inputLog.join('\n'));
+	// One line at a time, as the server writes a player's choice: each side gets its requests between updates.
+	for (const line of inputLog) await streams.omniscient.write(line);
 	await streams.omniscient.writeEnd();
 	await Promise.all([...reading, omniscient]);
 	return chunks;
