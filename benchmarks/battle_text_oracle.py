@@ -42,7 +42,9 @@ MECHANICS = {
     "[silent]": r"\|\[silent\]", "Transform/Ditto": r"^\|-transform\|", "Revival Blessing": r"Revival Blessing",
     "Illusion (Zoroark)": r"^\|replace\|", "Struggle": r"\|Struggle\|", "recharge": r"^\|cant\|.*\|recharge",
     "multi-hit": r"^\|-hitcount\|", "critical hit": r"^\|-crit\|", "forced switch (drag)": r"^\|drag\|",
-    "forme change": r"^\|(detailschange|-formechange)\|",
+    "forme change": r"^\|(detailschange|-formechange)\|", "Poltergeist": r"\|move: Poltergeist\|",
+    "status orb": r"\[from\] item: (Toxic|Flame) Orb", "Minior-Meteor": r"\|Minior-Meteor", "Cramorant": r"\|Cramorant-G",
+    "Trace": r"\[from\] ability: Trace",
 }
 
 
