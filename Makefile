@@ -6,10 +6,15 @@ PY := $(VENV)/bin/python
 RUN ?= bots-calibration
 SERVER_STAMP := showdown-server/node_modules/.pokebench-installed
 ORACLE_STAMP := showdown-server/oracle/node_modules/.pokebench-installed
+ENGINE_STAMP := $(VENV)/.poke-engine-installed
+# poke-engine built from its source for Gen 9 with Terastallization (pokebench/engine/check.py says why;
+# a plain `pip install poke-engine` builds the Gen 4 default that never terastallizes).
+ENGINE_INSTALL := $(PY) -m pip install --quiet --force-reinstall --no-binary poke-engine poke-engine==0.0.48 \
+	--config-settings="build-args=--features poke-engine/terastallization --no-default-features"
 
 .PHONY: setup run test test-fast lint bench clean-runs
 
-setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP)
+setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP) $(ENGINE_STAMP)
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "PokéBench needs Python 3.11 or newer; run make PYTHON=python3.11 ..."'
@@ -24,6 +29,18 @@ $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json 
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
 	$(PY) -m pokebench.cli.server install
 	touch $@
+
+# The search engine: built once (about 3 minutes of CPU; pip caches the build). Without Rust's cargo
+# everything else works; the search bot and its tests need it.
+$(ENGINE_STAMP): $(VENV)/.installed
+	@if $(PY) -m pokebench.engine.check >/dev/null 2>&1; then touch $@; \
+	elif command -v cargo >/dev/null; then \
+		echo "Building poke-engine 0.0.48 for Gen 9 with Terastallization (about 3 minutes)"; \
+		$(ENGINE_INSTALL) && $(PY) -m pokebench.engine.check && touch $@; \
+	else \
+		echo "poke-engine is not built: Rust's cargo is missing. Install Rust (https://rustup.rs), then run make setup" >&2; \
+		echo "again. Everything but the search bot (and its tests, which are skipped) works without it." >&2; \
+	fi
 
 # Test-only: the independent battle-text renderer the tests compare PokéBench's text with (@pkmn/view).
 $(ORACLE_STAMP): showdown-server/oracle/package.json showdown-server/oracle/package-lock.json

@@ -5,9 +5,11 @@
   in every matchup of the run.
 - A player's own randomness in one game (:func:`player_rng`): seeded from that game's battle seed, the side's
   team seed and the side, so a bot that draws random numbers plays the same game again from the same seeds.
-- Foul Play's random-battle set table (``showdown-server/scripts/foul_play_sets.js``): team *i* of the table is
-  generated from ``sodium,<first 32 hex digits of SHA-256("<seed text>:<i>")>``, with the seed text
-  :data:`FOUL_PLAY_SETS_SEED_TEXT`; the script computes it in Node.js.
+- The random-battle set table (``showdown-server/scripts/random_battle_sets.js``; Foul Play's guesses and the
+  search bot's samples): team *i* of the table is generated from
+  ``sodium,<first 32 hex digits of SHA-256("<seed text>:<i>")>``, with the seed text
+  :data:`RANDOM_BATTLE_SETS_SEED_TEXT`; the script computes it in Node.js.
+- The search bot's samples of the opponent's unknown sets: from the player's own randomness (:func:`player_rng`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-__all__ = ["SEED_ROLES", "derive_seed", "PairSeeds", "pair_seeds", "player_rng", "FOUL_PLAY_SETS_SEED_TEXT"]
+__all__ = ["SEED_ROLES", "derive_seed", "PairSeeds", "pair_seeds", "player_rng", "RANDOM_BATTLE_SETS_SEED_TEXT"]
 
 SEED_ROLES = ("battle", "p1team", "p2team")
-FOUL_PLAY_SETS_SEED_TEXT = "pokebench-foul-play-sets"
+#: Named when only Foul Play read the table; kept so that the table stays the same.
+RANDOM_BATTLE_SETS_SEED_TEXT = "pokebench-foul-play-sets"
 
 
 def derive_seed(seed_text: str, pair: int, role: str) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pokebench import paths
+from pokebench.engine.check import BUILD_ARGS, ENGINE, ENGINE_VERSION
 
 __all__ = ["PINNED_COMMIT", "UPSTREAM", "Installation", "default_checkouts", "find_installation",
            "check_engine", "engine_version", "main"]
@@ -38,9 +39,7 @@ __all__ = ["PINNED_COMMIT", "UPSTREAM", "Installation", "default_checkouts", "fi
 #: 25c976f): another commit plays, with a warning, and each game's record keeps the commit.
 PINNED_COMMIT = "6c467c08"
 UPSTREAM = "https://github.com/pmariglia/foul-play"
-ENGINE = "poke-engine"
-ENGINE_VERSION = "0.0.48"
-ENGINE_FLAGS = '--config-settings="build-args=--features poke-engine/terastallization --no-default-features"'
+ENGINE_FLAGS = f'--config-settings="build-args={BUILD_ARGS}"'
 REBUILD = (f"pip uninstall -y {ENGINE} && pip install -v --force-reinstall --no-cache-dir {ENGINE}=={ENGINE_VERSION} "
            + ENGINE_FLAGS)
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
- * The random-battle set table that Foul Play reads, made by the installed server's own team generator.
+ * The random-battle set table (Foul Play's guesses, the search bot's samples), made by the installed server's own team generator.
  *
- *   node showdown-server/scripts/foul_play_sets.js <pokemon-showdown package dir> <format> <teams> <seed text>
+ *   node showdown-server/scripts/random_battle_sets.js <pokemon-showdown package dir> <format> <teams> <seed text>
  *
  * Prints the table as JSON: {"<species id>": {"<level>,<item>,<ability>,<moves...>[,<tera>]": count}}.
  * Team i is generated from the seed sodium,<first 32 hex digits of SHA-256("<seed text>:<i>")>.
- * Run by PokéBench (pokebench/players/foul_play/sets.py through pokebench/showdown/node.py).
+ * Run by PokéBench (pokebench/engine/sets.py through pokebench/showdown/node.py).
  */
 'use strict';
 

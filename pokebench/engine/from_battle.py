@@ -1,0 +1,224 @@
+"""A player's information at a decision, from its poke-env ``Battle``: positions for the engine.
+
+:func:`position_from_battle` is a pure function of the ``Battle`` (what that side's own protocol
+lines and requests told it), the set table and the random generator:
+
+- its own team exactly as Showdown's request gives it (stats, HP, moves and PP, item, ability,
+  tera type, Terastallization used);
+- the opponent's Pokémon with only what was revealed (species, level, shown HP percentage,
+  status, moves used, item and ability once shown, tera type once it terastallized), the rest
+  sampled from the pinned server's random-battle sets consistent with it
+  (:class:`~pokebench.engine.sets.SetTable`), and the Pokémon not yet seen sampled too (six in all);
+- the field, boosts, volatile statuses and side conditions as poke-env tracks them, a forced switch.
+
+It never reads the opponent's hidden team: poke-env's ``Battle`` of one side holds none of it.
+What it cannot know exactly is approximated as :data:`pokebench.engine.state.APPROXIMATIONS`
+lists, and noted in ``Position.notes``.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+
+from poke_env.battle import AbstractBattle, Pokemon, PokemonType, Status
+from poke_env.data import GenData
+from poke_env.stats import compute_raw_stats
+
+from pokebench.engine.position import STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
+from pokebench.engine.sets import RandomSet, Revealed, SetTable
+from pokebench.engine.state import MAX_MOVES, MAX_MONS, representable
+
+#: Random battles' EVs and IVs for a set the generator does not say otherwise of.
+RANDOM_BATTLE_EVS = 84
+RANDOM_BATTLE_IVS = 31
+#: Turns of weather, terrain, Trick Room and screens without their extenders (Light Clay, rocks...).
+DEFAULT_TURNS = {"weather": 5, "terrain": 5, "trickroom": 5, "reflect": 5, "lightscreen": 5, "auroraveil": 5,
+                 "safeguard": 5, "mist": 5, "tailwind": 4, "luckychant": 5}
+_STATUS = {Status.BRN: "brn", Status.PAR: "par", Status.SLP: "slp", Status.FRZ: "frz", Status.PSN: "psn",
+           Status.TOX: "tox"}
+_UNKNOWN_ITEM = "unknown_item"
+
+
+def position_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Random) -> Position:
+    """One position of what `battle`'s player knows, its unknowns drawn from `sets` with `rng`."""
+    notes: list[str] = []
+    own = _own_side(battle)
+    opponent = _opponent_side(battle, sets, rng, notes)
+    position = Position(side_one=own, side_two=opponent, field=_field(battle), turn=battle.turn, notes=notes)
+    return representable(position)
+
+
+def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Random, samples: int) -> list[Position]:
+    """`samples` positions of what `battle`'s player knows (each with its own draws)."""
+    return [position_from_battle(battle, sets, rng) for _ in range(samples)]
+
+
+@functools.lru_cache(maxsize=1)
+def _dex() -> GenData:
+    return GenData.from_gen(9)
+
+
+def _type_id(kind: PokemonType) -> str:
+    return "typeless" if kind == PokemonType.THREE_QUESTION_MARKS else kind.name.lower()
+
+
+def _base_types(species: str) -> tuple[str, ...]:
+    return tuple(t.lower() for t in _dex().pokedex[species]["types"])
+
+
+def _current_types(mon: Pokemon) -> tuple[str, ...]:
+    return tuple(_type_id(t) for t in mon.types)
+
+
+def _status(mon: Pokemon) -> str:
+    return _STATUS.get(mon.status, "") if mon.status is not None and not mon.fainted else ""
+
+
+def _status_turns(mon: Pokemon, status: str) -> int:
+    return mon.status_counter if mon.status is not None and _STATUS.get(mon.status) == status else 0
+
+
+def _estimated_stats(species: str, level: int) -> tuple[int, dict[str, int]]:
+    """Max HP and stats from base stats and level, with random battles' EVs and IVs and a neutral nature."""
+    raw = compute_raw_stats(species, [RANDOM_BATTLE_EVS] * 6, [RANDOM_BATTLE_IVS] * 6, level, "serious", _dex())
+    return raw[0], dict(zip(STATS, raw[1:]))
+
+
+def _own_mon(mon: Pokemon) -> MonSpec:
+    stats = {k: int(mon.stats[k] or 0) for k in STATS}
+    moves = [MoveSlot(m.id, m.current_pp) for m in list(mon.moves.values())[:MAX_MOVES]]
+    tera = _type_id(mon.tera_type) if mon.tera_type is not None else ""
+    return MonSpec(species=mon.species, level=mon.level, types=_current_types(mon),
+                   base_types=_base_types(mon.species), hp=mon.current_hp or 0, max_hp=mon.max_hp or 1,
+                   stats=stats, moves=moves, item=mon.item or "", ability=mon.ability or "",
+                   tera_type=tera, terastallized=mon.is_terastallized, status=_status(mon),
+                   sleep_turns=_status_turns(mon, "slp"), weight_kg=mon.weight)
+
+
+def _volatiles(mon: Pokemon | None) -> set[str]:
+    if mon is None:
+        return set()
+    found = {effect.name.lower().replace("_", "") for effect in mon.effects}
+    if mon.must_recharge:
+        found.add("mustrecharge")
+    return found
+
+
+def _conditions(conditions: dict, turn: int) -> dict[str, int]:
+    """poke-env's side conditions (layers, or the turn they started) as layers or turns left."""
+    out = {}
+    for condition, value in conditions.items():
+        name = condition.name.lower().replace("_", "")
+        duration = DEFAULT_TURNS.get(name)
+        out[name] = max(1, duration - (turn - value)) if duration else value
+    return out
+
+
+def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, ordered: list[Pokemon],
+          conditions: dict, **extra: object) -> SideSpec:
+    index = next((i for i, m in enumerate(ordered) if m is active), 0)
+    mon = mons[index]
+    return SideSpec(
+        mons=mons, active=index, boosts={k: v for k, v in (active.boosts if active else {}).items() if v},
+        volatiles=_volatiles(active),
+        conditions=_conditions(conditions, battle.turn),
+        substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
+        toxic_count=_status_turns(active, "tox") if active is not None else 0, **extra)  # type: ignore[arg-type]
+
+
+def _own_side(battle: AbstractBattle) -> SideSpec:
+    ordered = list(battle.team.values())[:MAX_MONS]
+    mons = [_own_mon(m) for m in ordered]
+    active = battle.active_pokemon
+    if active is not None and battle.available_moves:
+        offered = {m.id for m in battle.available_moves}
+        index = next((i for i, m in enumerate(ordered) if m is active), None)
+        if index is not None:  # a move the request does not offer now is disabled (Disable, Taunt, Choice lock...)
+            for slot in mons[index].moves:
+                slot.disabled = slot.id not in offered
+    return _side(battle, mons, active, ordered, battle.side_conditions,
+                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped))
+
+
+def _revealed(mon: Pokemon) -> Revealed:
+    item = mon.item if mon.item not in (None, "", _UNKNOWN_ITEM) else None
+    return Revealed(species=mon.species, level=mon.level, moves=frozenset(mon.moves), item=item,
+                    ability=mon.ability or None,
+                    tera_type=_type_id(mon.tera_type) if mon.is_terastallized and mon.tera_type else None)
+
+
+def _sample_for(mon: Pokemon, sets: SetTable, rng: random.Random, notes: list[str]) -> RandomSet | None:
+    seen = _revealed(mon)
+    chosen, why = sets.sample_set(seen, rng)
+    if chosen is None and mon.base_species != mon.species:  # a forme the generator does not deal (Palafin-Hero)
+        chosen, why = sets.sample_set(Revealed(**{**seen.__dict__, "species": mon.base_species}), rng)
+    if why:
+        notes.append(why)
+    return chosen
+
+
+def _opponent_mon(mon: Pokemon, chosen: RandomSet | None) -> MonSpec:
+    max_hp, stats = _estimated_stats(mon.species, mon.level)
+    revealed = list(mon.moves)
+    extra = [m for m in (chosen.moves if chosen else ()) if m not in revealed]
+    move_ids = (revealed + extra)[:MAX_MOVES]
+    moves = [MoveSlot(m, mon.moves[m].current_pp if m in mon.moves else _dex().moves[m].get("pp", 8) * 8 // 5)
+             for m in move_ids]
+    if mon.item == "":  # known to hold nothing (used, knocked off)
+        item = ""
+    elif mon.item not in (None, _UNKNOWN_ITEM):
+        item = mon.item
+    else:
+        item = chosen.item if chosen and chosen.item != "none" else ""
+    ability = mon.ability or (chosen.ability if chosen else "") or "noability"
+    tera = _type_id(mon.tera_type) if mon.is_terastallized and mon.tera_type else (chosen.tera_type if chosen else "")
+    hp = 0 if mon.fainted else max(1, round(mon.current_hp_fraction * max_hp))
+    return MonSpec(species=mon.species, level=mon.level, types=_current_types(mon),
+                   base_types=_base_types(mon.species), hp=hp, max_hp=max_hp, stats=stats, moves=moves,
+                   item=item, ability=ability, tera_type=tera or "typeless",
+                   terastallized=mon.is_terastallized, status=_status(mon),
+                   sleep_turns=_status_turns(mon, "slp"), weight_kg=mon.weight)
+
+
+def _unseen_mon(chosen: RandomSet) -> MonSpec:
+    max_hp, stats = _estimated_stats(chosen.species, chosen.level)
+    entry = _dex().pokedex[chosen.species]
+    types = _base_types(chosen.species)
+    return MonSpec(species=chosen.species, level=chosen.level, types=types, base_types=types, hp=max_hp,
+                   max_hp=max_hp, stats=stats,
+                   moves=[MoveSlot(m, _dex().moves[m].get("pp", 8) * 8 // 5) for m in chosen.moves[:MAX_MOVES]],
+                   item="" if chosen.item == "none" else chosen.item, ability=chosen.ability,
+                   tera_type=chosen.tera_type or "typeless", weight_kg=float(entry.get("weightkg", 0.0)))
+
+
+def _opponent_side(battle: AbstractBattle, sets: SetTable, rng: random.Random, notes: list[str]) -> SideSpec:
+    ordered = list(battle.opponent_team.values())[:MAX_MONS]
+    mons = [_opponent_mon(m, _sample_for(m, sets, rng, notes)) for m in ordered]
+    excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
+    while len(mons) < MAX_MONS:
+        drawn = sets.sample_unseen(excluded, rng)
+        excluded |= {drawn.species, _dex().pokedex[drawn.species].get("baseSpecies", drawn.species).lower()}
+        mons.append(_unseen_mon(drawn))
+    if battle.opponent_active_pokemon is None:
+        notes.append("side_two: no active Pokémon shown; the first one taken")
+    return _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions)
+
+
+def _started(entries: dict, turn: int, name: str) -> int:
+    """Turns left of a field effect that started at turn `entries[...]` (the default duration)."""
+    started = next(iter(entries.values()), turn)
+    return max(1, DEFAULT_TURNS[name] - (turn - started))
+
+
+def _field(battle: AbstractBattle) -> FieldSpec:
+    weather = next(iter(battle.weather), None)
+    terrains = {f: t for f, t in battle.fields.items() if f.name.endswith("_TERRAIN")}
+    trick_room = {f: t for f, t in battle.fields.items() if f.name == "TRICK_ROOM"}
+    return FieldSpec(
+        weather=weather.name.lower() if weather is not None else "",
+        weather_turns=_started(battle.weather, battle.turn, "weather") if weather is not None else 0,
+        terrain=next(iter(terrains)).name.lower().replace("_", "") if terrains else "",
+        terrain_turns=_started(terrains, battle.turn, "terrain") if terrains else 0,
+        trick_room=bool(trick_room),
+        trick_room_turns=_started(trick_room, battle.turn, "trickroom") if trick_room else 0)

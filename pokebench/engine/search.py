@@ -1,0 +1,110 @@
+"""poke-engine's Monte-Carlo tree search (DUCT) on one position or an average over sampled ones.
+
+:func:`search` runs the engine's MCTS on each ``State`` with the same :class:`Budget` and gives,
+per action of side one, the visits and the mean value (``total_score / visits``: side one's
+expected score, 0 a loss and 1 a win, as the engine's evaluation estimates it), averaged over the
+states. The actions are the engine's names: a move id (``"thunderbolt"``), the move with
+Terastallization (``"thunderbolt-tera"``), a switch (``"switch charizard"``, the species id).
+
+**The search has no seed**: poke-engine draws from its own unseeded generator, so the same
+position and budget can give other visits and values, and in a close position another choice.
+A budget in iterations fixes the work (the engine runs exactly that many); a budget in
+milliseconds fixes the time, the iterations then depend on the machine and its load (the engine
+looks at the clock every 1000 iterations).
+
+poke-engine holds Python's GIL while it searches: a thread does not let other Python code run
+meanwhile. :func:`search_texts` takes the states as the engine's text, so that a worker process
+can run it (the search bot does).
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+import poke_engine
+
+from pokebench.engine.errors import EngineError, guarded
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A search budget per position: exactly `iterations`, else `duration_ms` of search."""
+
+    iterations: int = 0
+    duration_ms: int = 0
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.iterations < 0 or self.duration_ms < 0 or not (self.iterations or self.duration_ms):
+            raise ValueError(f"a search budget needs iterations > 0 or duration_ms > 0, not {self}")
+        if self.threads < 1:
+            raise ValueError(f"a search needs at least one thread, not {self.threads}")
+
+
+@dataclass(frozen=True)
+class ActionValue:
+    """One action of side one: its visits (summed over the states) and mean value (averaged over them)."""
+
+    action: str
+    visits: int
+    value: float
+
+    @property
+    def move(self) -> str | None:
+        """The move id, None for a switch."""
+        return None if self.switch else self.action.removesuffix("-tera")
+
+    @property
+    def terastallize(self) -> bool:
+        return self.action.endswith("-tera")
+
+    @property
+    def switch(self) -> str | None:
+        """The species id switched in, None for a move."""
+        return self.action.removeprefix("switch ") if self.action.startswith("switch ") else None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Side one's actions, most visited first; the engine's choice is the first."""
+
+    actions: list[ActionValue]
+    iterations: int  # over all the states
+    states: int
+    #: Actions some states offered and others did not (e.g. a sampled trapping ability): left out.
+    partial_actions: tuple[str, ...] = ()
+
+    @property
+    def best(self) -> ActionValue:
+        return self.actions[0]
+
+
+def _run(state: poke_engine.State, budget: Budget) -> poke_engine.MctsResult:
+    return guarded("searching", lambda: poke_engine.monte_carlo_tree_search(
+        state, duration_ms=budget.duration_ms, iterations=budget.iterations, threads=budget.threads))
+
+
+def search(states: Sequence[poke_engine.State], budget: Budget) -> SearchResult:
+    """MCTS on each state, side one's actions averaged over them (see the module docstring)."""
+    if not states:
+        raise EngineError("nothing to search: no position given")
+    results = [_run(state, budget) for state in states]
+    per_state = [{o.move_choice: o for o in r.side_one} for r in results]
+    common = set(per_state[0]).intersection(*per_state[1:])
+    if not common:
+        raise EngineError(f"the {len(states)} positions give side one no action in common")
+    actions = [ActionValue(name, sum(s[name].visits for s in per_state),
+                           statistics.fmean(s[name].total_score / max(1, s[name].visits) for s in per_state))
+               for name in common]
+    actions.sort(key=lambda a: (-a.visits, -a.value, a.action))
+    partial = set().union(*per_state) - common
+    return SearchResult(actions, sum(r.total_visits for r in results), len(states), tuple(sorted(partial)))
+
+
+def search_texts(texts: Sequence[str], budget: Budget) -> SearchResult:
+    """:func:`search` on states given as ``State.to_string()`` (picklable: for a worker process)."""
+    return search([guarded("reading a state", functools.partial(poke_engine.State.from_string, text))
+                   for text in texts], budget)

@@ -1,0 +1,165 @@
+"""The search bot: poke-engine's Monte-Carlo tree search from the player's own information.
+
+At each decision it builds ``samples`` positions of what it knows (:mod:`pokebench.engine.from_battle`:
+its own team exact, the opponent's revealed facts, the rest sampled from the pinned server's
+random-battle sets with the game's seeded ``self.rng``; never the opponent's hidden team), runs
+the engine's MCTS on each with the budget per position (``iterations``, else ``duration_ms``),
+and plays the action most visited over the samples, Terastallization included. If the engine's
+action cannot be played (a name that maps to no offered move or switch, a position the engine
+refuses), it plays the next-ranked action that can, else a random legal one, and logs why.
+
+**Its games are not byte-reproducible**: the engine's search has no seed. The samples repeat
+(the game's seeds); the search's visits do not. Each game's record keeps the settings and the
+engine version (``game_summary``); each decision row its time, action, visits and value.
+
+poke-engine holds Python's GIL while it searches, so the search runs in worker processes
+(``workers``, shared by the players of one process): a search does not stall the other games
+on poke-env's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import multiprocessing
+import os
+import statistics
+import threading
+import time
+from typing import Any
+
+from poke_env.battle import AbstractBattle
+from poke_env.player.battle_order import BattleOrder
+
+from pokebench.engine.check import check_engine
+from pokebench.engine.errors import EngineError
+from pokebench.engine.from_battle import positions_from_battle
+from pokebench.engine.search import ActionValue, Budget, SearchResult, search_texts
+from pokebench.engine.sets import SetTable
+from pokebench.engine.state import build_state
+from pokebench.player.bench_player import BenchPlayer
+
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def search_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """The process's search workers (made at the first search; spawned, not forked: poke-env runs threads)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
+                                                           mp_context=multiprocessing.get_context("spawn"))
+        return _POOL
+
+
+def _drop_pool(broken: concurrent.futures.ProcessPoolExecutor) -> None:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is broken:
+            _POOL = None
+    broken.shutdown(wait=False, cancel_futures=True)
+
+
+class SearchBot(BenchPlayer):
+    """MCTS over sampled positions of the player's own information (module docstring)."""
+
+    supported_formats = ("gen9randombattle",)
+
+    def __init__(self, iterations: int = 1000, duration_ms: int = 0, samples: int = 4,
+                 workers: int | None = None, **kwargs: Any) -> None:
+        self.budget = Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, not {samples}")
+        self.samples = samples
+        self.workers = workers or max(1, (os.cpu_count() or 2) - 1)
+        self.engine = check_engine()
+        self.sets = SetTable.load()
+        super().__init__(**kwargs)
+        self.decision_log: list[dict[str, Any]] = []
+        self.fallbacks: list[str] = []
+
+    @classmethod
+    def preflight(cls, iterations: int = 1000, duration_ms: int = 0, samples: int = 4, **_: Any) -> None:
+        """Before any game: the engine (Gen 9, Terastallization) and the set table; a RuntimeError says what is wrong."""
+        try:
+            Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
+        except ValueError as err:
+            raise RuntimeError(f"search bot: {err}") from None
+        check_engine()
+        SetTable.load()
+
+    def settings(self) -> dict[str, Any]:
+        return {"iterations": self.budget.iterations, "duration_ms": self.budget.duration_ms,
+                "samples": self.samples, "engine": self.engine, "seeded": False}
+
+    def begin_game(self, context: Any, on_failure: Any = None) -> None:
+        super().begin_game(context, on_failure)
+        self.decision_log = []
+        self.fallbacks = []
+
+    async def choose_move(self, battle: AbstractBattle) -> BattleOrder:
+        started = time.monotonic()
+        result: SearchResult | None = None
+        try:
+            positions = positions_from_battle(battle, self.sets, self.rng, self.samples)
+            texts = [build_state(p).to_string() for p in positions]
+            pool = search_pool(self.workers)
+            try:
+                result = await asyncio.get_running_loop().run_in_executor(pool, search_texts, texts, self.budget)
+            except concurrent.futures.process.BrokenProcessPool:
+                _drop_pool(pool)
+                raise EngineError("the search worker died")
+            order, action = self._order(battle, result)
+        except EngineError as err:
+            order, action = self._fallback(battle, str(err)), None
+        self._log(battle, started, order, action, result)
+        return order
+
+    def _order(self, battle: AbstractBattle, result: SearchResult) -> tuple[BattleOrder, ActionValue | None]:
+        """The highest-ranked action that maps to an offered order (a fallback when none does)."""
+        for rank, action in enumerate(result.actions):
+            order = self._to_order(battle, action)
+            if order is not None:
+                if rank:
+                    self._note(f"turn {battle.turn}: the engine's {result.best.action!r} is not offered; "
+                               f"played its #{rank + 1}, {action.action!r}")
+                return order, action
+        return self._fallback(battle, f"none of the engine's actions {[a.action for a in result.actions]} is offered"), None
+
+    def _to_order(self, battle: AbstractBattle, action: ActionValue) -> BattleOrder | None:
+        if action.switch is not None:
+            mon = next((m for m in battle.available_switches if m.species == action.switch), None)
+            return self.create_order(mon) if mon is not None else None
+        move = next((m for m in battle.available_moves if m.id == action.move), None)
+        if move is None or (action.terastallize and not battle.can_tera):
+            return None
+        return self.create_order(move, terastallize=action.terastallize)
+
+    def _fallback(self, battle: AbstractBattle, reason: str) -> BattleOrder:
+        self._note(f"turn {battle.turn}: {reason}; a random legal choice played")
+        return self.choose_random_move(battle)
+
+    def _note(self, reason: str) -> None:
+        self.fallbacks.append(reason)
+        self.logger.warning("search bot: %s", reason)
+
+    def _log(self, battle: AbstractBattle, started: float, order: BattleOrder, action: ActionValue | None,
+             result: SearchResult | None) -> None:
+        self.decision_log.append({
+            "side": self.game.side if self.game else None,
+            "player": (self.game.extra.get("player") if self.game else None) or "search",
+            "turn": battle.turn, "decision": len(self.decision_log),
+            "latency_s": round(time.monotonic() - started, 4), "action": order.message,
+            "engine_action": action.action if action else None,
+            "engine_value": round(action.value, 4) if action else None,
+            "engine_visits": action.visits if action else None,
+            "engine_iterations": result.iterations if result else None,
+        })
+
+    def game_summary(self) -> dict[str, Any]:
+        seconds = [d["latency_s"] for d in self.decision_log]
+        return {"search": self.settings(), "fallbacks": len(self.fallbacks), "fallback_reasons": self.fallbacks[:20],
+                "decision_ms": ({"mean": round(1000 * statistics.fmean(seconds), 1),
+                                 "median": round(1000 * statistics.median(seconds), 1),
+                                 "max": round(1000 * max(seconds), 1)} if seconds else None)}
