@@ -34,6 +34,7 @@ from poke_env.player.battle_order import BattleOrder
 from pokebench.engine.check import check_engine
 from pokebench.engine.errors import EngineError
 from pokebench.engine.from_battle import positions_from_battle
+from pokebench.engine.position import Position
 from pokebench.engine.search import ActionValue, Budget, SearchResult, search_texts
 from pokebench.engine.sets import SetTable
 from pokebench.engine.state import build_state
@@ -102,8 +103,7 @@ class SearchBot(BenchPlayer):
         started = time.monotonic()
         result: SearchResult | None = None
         try:
-            positions = positions_from_battle(battle, self.sets, self.rng, self.samples)
-            texts = [build_state(p).to_string() for p in positions]
+            texts = [build_state(p).to_string() for p in self.positions(battle)]
             pool = search_pool(self.workers)
             try:
                 result = await asyncio.get_running_loop().run_in_executor(pool, search_texts, texts, self.budget)
@@ -115,6 +115,10 @@ class SearchBot(BenchPlayer):
             order, action = self._fallback(battle, str(err)), None
         self._log(battle, started, order, action, result)
         return order
+
+    def positions(self, battle: AbstractBattle) -> list[Position]:
+        """The sampled positions of what this player knows now (its own information only)."""
+        return positions_from_battle(battle, self.sets, self.rng, self.samples)
 
     def _order(self, battle: AbstractBattle, result: SearchResult) -> tuple[BattleOrder, ActionValue | None]:
         """The highest-ranked action that maps to an offered order (a fallback when none does)."""

@@ -1,0 +1,290 @@
+"""The engine bridge and the search bot: real poke-engine (Gen 9, Terastallization), real server, real poke-env.
+
+Where poke-engine is not built (no Rust: `make setup` says so) the tests that need it are skipped
+with the engine check's message; the check's own failure messages are tested everywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from support.games import BOTS, REPO_DIR, play, results
+from pokebench.engine.check import INSTALL_COMMAND, EngineUnavailable, check_engine, offers_tera, verdict
+from pokebench.engine.position import FieldSpec, MonSpec, MoveSlot, Position, SideSpec
+from pokebench.engine.sets import SetTable
+from pokebench.play.schedule import build_schedule
+
+try:
+    ENGINE, WHY_NOT = check_engine(), ""
+except EngineUnavailable as err:
+    ENGINE, WHY_NOT = "", str(err)
+needs_engine = pytest.mark.skipif(not ENGINE, reason=WHY_NOT)
+
+#: Small budgets: the tests check behaviour, not strength at the published budget.
+TEST_BUDGET = {"iterations": 300, "samples": 2}
+
+
+def mon(species: str = "pikachu", **changes: Any) -> MonSpec:
+    fields: dict[str, Any] = dict(
+        species=species, level=80, types=("electric",), base_types=("electric",), hp=200, max_hp=200,
+        stats={"atk": 150, "def": 120, "spa": 150, "spd": 130, "spe": 200},
+        moves=[MoveSlot("thunderbolt", 24), MoveSlot("voltswitch", 32)], item="lightball", ability="static",
+        tera_type="water")
+    return MonSpec(**{**fields, **changes})
+
+
+def position(one: list[MonSpec], two: list[MonSpec] | None = None) -> Position:
+    return Position(side_one=SideSpec(mons=one, active=0), side_two=SideSpec(mons=two or [mon("raichu")], active=0),
+                    field=FieldSpec())
+
+
+# ---- the engine check -------------------------------------------------------------------------
+
+
+def test_check_refuses_a_missing_engine_a_wrong_version_and_a_build_without_terastallization():
+    for found, actions, says in [(None, [], "is not installed"),
+                                 ("0.0.47", ["thunderbolt-tera"], "0.0.47 is installed; PokéBench needs 0.0.48"),
+                                 ("0.0.48", ["thunderbolt", "switch raichu"], "built without Gen 9 and Terastallization")]:
+        problem = verdict(found, actions)
+        assert problem is not None and says in problem, problem
+        assert INSTALL_COMMAND in problem and "https://rustup.rs" in problem
+    assert verdict("0.0.48", ["thunderbolt", "thunderbolt-tera"]) is None
+
+
+def test_without_the_module_the_check_fails_loudly_with_the_install_command():
+    code = ("import sys; sys.modules['poke_engine'] = None\n"  # the import fails as on a machine without it
+            "from pokebench.engine.check import main; raise SystemExit(main())")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "poke-engine is not installed" in proc.stderr and INSTALL_COMMAND in proc.stderr
+
+
+@needs_engine
+def test_the_engine_here_is_the_pinned_gen9_build_with_terastallization():
+    assert ENGINE == "poke-engine 0.0.48 (gen 9, terastallization)"
+    proc = subprocess.run([sys.executable, "-m", "pokebench.engine.check"], cwd=REPO_DIR, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == ENGINE
+
+
+@needs_engine
+def test_a_side_whose_tera_user_fainted_cannot_terastallize_again_and_the_check_sees_it():
+    from pokebench.engine.search import Budget, search
+    from pokebench.engine.state import build_state
+
+    fresh = search([build_state(position([mon(), mon("raichu")]))], Budget(iterations=300))
+    assert offers_tera(a.action for a in fresh.actions)
+    used = position([mon(), mon("raichu", hp=0, terastallized=True, types=("water",))])
+    spent = search([build_state(used)], Budget(iterations=300))
+    actions = [a.action for a in spent.actions]
+    assert actions and not offers_tera(actions)  # a real search result without "-tera" actions...
+    assert "built without Gen 9 and Terastallization" in (verdict("0.0.48", actions) or "")  # ...fails the check
+
+
+# ---- names and positions --------------------------------------------------------------------
+
+
+@needs_engine
+def test_names_the_engine_does_not_know_are_refused_naming_the_field():
+    from pokebench.engine.errors import EngineError, guarded
+    from pokebench.engine.state import build_state
+
+    for bad, field in [(mon(species="pikachuu"), "side_one.mons[0].species"),
+                       (mon(item="heavydutybootz"), "side_one.mons[0].item"),
+                       (mon(moves=[MoveSlot("thunderbolt", 24), MoveSlot("thunderbolts", 24)]), "side_one.mons[0].moves[1]"),
+                       (mon(ability="statik"), "side_one.mons[0].ability"),
+                       (mon(tera_type="lava"), "side_one.mons[0].tera_type"),
+                       (mon(status="burned"), "side_one.mons[0].status")]:
+        with pytest.raises(EngineError, match=re.escape(field)):
+            build_state(position([bad]))
+    import poke_engine  # a panic in the engine (a bad enum) is a BaseException: guarded makes it an EngineError
+
+    state = poke_engine.State(side_one=poke_engine.Side(pokemon=[poke_engine.Pokemon(status="burned")]))
+    with pytest.raises(EngineError, match="PanicException"):
+        guarded("on a bad status", state.to_string)
+
+
+@needs_engine
+def test_every_name_of_the_pinned_random_battle_sets_is_known_to_the_engine_or_listed_as_approximated():
+    from pokebench.engine.names import knows
+    from pokebench.engine.state import APPROXIMATIONS, ITEMS_HELD_AS_NONE
+
+    table = SetTable.load()
+    unknown: dict[str, set[str]] = {}
+    for entries in table.sets.values():
+        for found, _ in entries:
+            for kind, names in [("species", [found.species]), ("move", found.moves), ("ability", [found.ability]),
+                                ("item", [found.item]), ("type", [found.tera_type] if found.tera_type else [])]:
+                unknown.setdefault(kind, set()).update(n for n in names if not knows(kind, n))
+    assert {k: v for k, v in unknown.items() if v} == {"item": set(ITEMS_HELD_AS_NONE)}
+    assert all(item in APPROXIMATIONS["items poke-engine lacks"] for item in ITEMS_HELD_AS_NONE)
+
+
+def test_sampled_sets_agree_with_everything_revealed_and_repeat_from_the_same_seed():
+    import random
+
+    from pokebench.engine.sets import Revealed
+
+    table = SetTable.load()
+    species = next(s for s in table.species if len(table.sets[s]) > 3)
+    some = table.sets[species][0][0]
+    seen = Revealed(species=species, level=some.level, moves=frozenset(some.moves[:2]), ability=some.ability)
+    draws = [table.sample_set(seen, random.Random(7))[0] for _ in range(2)]
+    assert draws[0] == draws[1] and draws[0] is not None
+    for _ in range(30):
+        found, why = table.sample_set(seen, random.Random(_))
+        assert found is not None and not why
+        assert found.level == some.level and set(some.moves[:2]) <= set(found.moves) and found.ability == some.ability
+    impossible = dataclasses.replace(seen, moves=frozenset({"nosuchmove"}))
+    found, why = table.sample_set(impossible, random.Random(1))
+    assert found is not None and "sampled without moves" in why
+
+
+# ---- the search bot in real games ------------------------------------------------------------
+
+
+def _opponent_facts(lines: list[str], role: str) -> dict[str, Any]:
+    """What `role`'s opponent showed in these protocol lines: species and level by nickname, moves, tera types."""
+    other = "p2" if role == "p1" else "p1"
+    species: dict[str, tuple[str, int]] = {}
+    moves: dict[str, set[str]] = {}
+    tera: dict[str, str] = {}
+    for line in lines:
+        parts = line.split("|")
+        if len(parts) < 4 or not parts[2].startswith(f"{other}a: "):
+            continue
+        nick = parts[2].split(": ", 1)[1]
+        if parts[1] in ("switch", "drag", "replace", "detailschange"):  # the latest details (Eiscue-Noice)
+            details = parts[3].split(", ")
+            level = next((int(d[1:]) for d in details[1:] if re.fullmatch(r"L\d+", d)), 100)
+            species[nick] = (_id(details[0]), level)
+        elif parts[1] == "move":
+            moves.setdefault(nick, set()).add(_id(parts[3]))
+        elif parts[1] == "-terastallize":
+            tera[nick] = _id(parts[3])
+    return {"species": species, "moves": moves, "tera": tera}
+
+
+def _id(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def recording_search_bot() -> tuple[type, list[Any]]:
+    from pokebench.players.search import SearchBot
+
+    made: list[Any] = []
+
+    class RecordingSearchBot(SearchBot):
+        """The search bot, keeping the protocol lines it got and the positions it built at each decision."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.lines: list[str] = []
+            self.built: list[tuple[int, list[Position]]] = []
+            made.append(self)
+
+        async def _handle_battle_message(self, split_messages):  # type: ignore[override]
+            self.lines.extend("|".join(m) for m in split_messages[1:])
+            await super()._handle_battle_message(split_messages)
+
+        def positions(self, battle):  # type: ignore[override]
+            built = super().positions(battle)
+            self.built.append((len(self.lines), built))
+            return built
+
+    return RecordingSearchBot, made
+
+
+@pytest.fixture(scope="module")
+def search_games(showdown):
+    """The search bot against random and max-damage, two mirror pairs each, its own positions recorded."""
+    bot, made = recording_search_bot()
+    specs = (build_schedule("search", "search-vs-random", 2, [("search", "random")])
+             + build_schedule("search", "search-vs-max-damage", 2, [("search", "max-damage")]))
+    outcomes = results(play(showdown, specs, {**BOTS, "search": functools.partial(bot, **TEST_BUDGET)},
+                            concurrency=2))
+    return outcomes, made
+
+
+@needs_engine
+def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search_games):
+    outcomes, _ = search_games
+    wins = 0
+    for result in outcomes:
+        side = "p1" if result.spec.p1 == "search" else "p2"
+        wins += result.record["winner"] == side
+        summary = result.players[side]
+        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "engine": ENGINE,
+                                     "seeded": False}
+        assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
+        rows = [d for d in result.decisions if d["side"] == side]
+        assert len(rows) == summary["decisions"] and all(d["engine_action"] for d in rows)
+    # a random player wins about half of these games against random and few against max-damage
+    assert wins >= 6, f"the search bot won {wins} of {len(outcomes)}"
+
+
+@needs_engine
+def test_the_search_bot_never_reads_the_opponents_hidden_team(search_games):
+    """Each opponent field of each position it built is what its side's protocol had shown by then, or a sample."""
+    outcomes, made = search_games
+    table = SetTable.load()
+    truth_matches = truth_checked = 0
+    for player in made:
+        role = player.game.side
+        result = next(r for r in outcomes if r.spec.game_id == player.game.game_id)
+        hidden = {_id(m["species"]): m for m in result.record["p2team" if role == "p1" else "p1team"]}
+        assert player.built, "the bot built no position"
+        for seen_lines, positions in player.built:
+            facts = _opponent_facts(player.lines[:seen_lines], role)
+            shown = {s for s, _ in facts["species"].values()}
+            for sample in positions:
+                opponent = sample.side_two.mons
+                assert len(opponent) == 6
+                revealed, drawn = opponent[:len(shown)], opponent[len(shown):]
+                assert {m.species for m in revealed} == shown  # exactly the Pokémon shown, in the order seen
+                for m in revealed:
+                    nick = next(n for n, (s, _) in facts["species"].items() if s == m.species)
+                    assert m.level == facts["species"][nick][1]
+                    assert facts["moves"].get(nick, set()) <= {s.id for s in m.moves}
+                    if nick in facts["tera"]:
+                        assert m.terastallized and m.tera_type == facts["tera"][nick]
+                    legal = {mv for s, _ in table.sets.get(m.species, []) for mv in s.moves} | facts["moves"].get(nick, set())
+                    assert {s.id for s in m.moves} <= legal or not table.sets.get(m.species)
+                    unrevealed = [s.id for s in m.moves if s.id not in facts["moves"].get(nick, set())]
+                    truth = hidden.get(m.species)
+                    if truth and unrevealed:
+                        truth_checked += 1
+                        truth_matches += set(unrevealed) <= {_id(x) for x in truth["moves"]}
+                for m in drawn:
+                    assert m.species not in shown and m.species in table.sets
+                    truth_checked += 1
+                    truth_matches += m.species in hidden
+    # samples are not the hidden truth: many unrevealed moves and unseen Pokémon differ from it
+    assert truth_checked > 50 and truth_matches < 0.6 * truth_checked, (truth_matches, truth_checked)
+
+
+@needs_engine
+def test_positions_from_real_games_round_trip_through_the_engine(search_games):
+    import poke_engine
+
+    from pokebench.engine.state import build_state
+
+    _, made = search_games
+    positions = [p for player in made for _, built in player.built for p in built]
+    assert len(positions) > 40
+    def same(text: str) -> str:  # from_string reads "CONFUSION:" as NONE and CONFUSION: NONE is no volatile
+        return text.replace("=NONE:", "=")
+
+    for p in positions:
+        text = build_state(p).to_string()
+        assert same(poke_engine.State.from_string(text).to_string()) == same(text)
+        for side in (p.side_one, p.side_two):
+            for m in side.mons:
+                assert f"{m.species.upper()},{m.level}," in text  # no name became NONE
