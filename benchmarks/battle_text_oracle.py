@@ -49,8 +49,10 @@ MECHANICS = {
 
 
 def play_corpus(part: dict) -> None:
-    """The bots, all against all, with one part's seeds: resumable, a finished run plays nothing."""
-    cmd = [sys.executable, "-m", "pokebench", "+run=bots-calibration", f"name={part['run']}", f"pairs={part['pairs']}",
+    """The reference bots, all against all, with one part's seeds: resumable, a finished run plays nothing.
+    Without the search bot: the corpus is seeded and the engine's search is not."""
+    cmd = [sys.executable, "-m", "pokebench", "+run=bots-calibration", "~players.search", f"name={part['run']}",
+           f"pairs={part['pairs']}",
            f"seed_text={part['seed_text']}", f"turn_limit={part['turn_limit']}", "publish=false", "concurrency=4"]
     print("playing:", " ".join(cmd[2:]), flush=True)
     done = subprocess.run(cmd, cwd=REPO, env={**os.environ, "TQDM_DISABLE": "1"}, capture_output=True, text=True)
