@@ -102,6 +102,10 @@ class SearchBot(BenchPlayer):
     async def choose_move(self, battle: AbstractBattle) -> BattleOrder:
         started = time.monotonic()
         result: SearchResult | None = None
+        only = battle.valid_orders
+        if len(only) == 1:  # nothing to choose (a recharge turn, one Pokémon left to send in): no search
+            self._log(battle, started, only[0], None, None)
+            return only[0]
         try:
             texts = [build_state(p).to_string() for p in self.positions(battle)]
             pool = search_pool(self.workers)
@@ -142,7 +146,8 @@ class SearchBot(BenchPlayer):
 
     def _fallback(self, battle: AbstractBattle, reason: str) -> BattleOrder:
         self._note(f"turn {battle.turn}: {reason}; a random legal choice played")
-        return self.choose_random_move(battle)
+        orders = battle.valid_orders
+        return self.rng.choice(orders) if orders else self.choose_default_move()
 
     def _note(self, reason: str) -> None:
         self.fallbacks.append(reason)
