@@ -22,7 +22,7 @@ ENGINE = "poke-engine"
 ENGINE_VERSION = "0.0.48"
 BUILD_ARGS = "--features poke-engine/terastallization --no-default-features"
 #: Builds the engine from its source on PyPI (Rust's cargo needed; about 3 minutes of CPU).
-INSTALL_COMMAND = (f"pip install --force-reinstall --no-binary {ENGINE} {ENGINE}=={ENGINE_VERSION} "
+INSTALL_COMMAND = (f"pip install --force-reinstall --no-cache-dir --no-binary {ENGINE} {ENGINE}=={ENGINE_VERSION} "
                    f'--config-settings="build-args={BUILD_ARGS}"')
 WHAT_TO_DO = (f"Build it with PokéBench's Python: `.venv/bin/python -m {INSTALL_COMMAND}` (or `make setup`); "
               "it needs Rust's cargo (https://rustup.rs). Without it everything but the search bot and the "
