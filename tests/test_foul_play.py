@@ -128,18 +128,27 @@ def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch,
         find_installation(str(tmp_path))
     install = find_installation(str(tmp_path), sys.executable)
     assert install.checkout == tmp_path.resolve() and install.commit.startswith("unknown") and not install.pinned
-    with pytest.raises(ValueError, match="lacks its requirements .*No module named 'poke_engine'"):
-        check_engine(sys.executable)  # PokéBench's Python has no poke_engine
+    bare = python_without_site_packages(tmp_path)  # PokéBench's own Python has poke-engine (make setup)
+    with pytest.raises(ValueError, match="lacks its requirements .*No module named"):
+        check_engine(bare)
     # a checkout at a default place, with its .venv, is found without any setting
     (nowhere / "fp").mkdir(parents=True)
     (nowhere / "run.py").write_text("")
     (nowhere / ".venv" / "bin").mkdir(parents=True)
-    (nowhere / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (nowhere / ".venv" / "bin" / "python").symlink_to(bare)
     found = find_installation(defaults=[nowhere])
     assert found.checkout == nowhere.resolve() and found.python == str(nowhere / ".venv" / "bin" / "python")
     # the check command says what is wrong, and exits 1
     assert installation_main(["--checkout", str(nowhere)]) == 1
     assert "lacks its requirements" in capsys.readouterr().err
+
+
+def python_without_site_packages(tmp_path: Path) -> str:
+    """A `python` that has none of Foul Play's requirements (``-S``: no site-packages)."""
+    wrapper = tmp_path / "python-bare"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    return str(wrapper)
 
 
 def fake_engine_python(tmp_path: Path, tera: bool) -> str:
