@@ -112,6 +112,23 @@ def test_names_the_engine_does_not_know_are_refused_naming_the_field():
 
 
 @needs_engine
+def test_what_the_engine_cannot_take_is_dropped_and_noted_not_a_panic_in_the_search():
+    from pokebench.engine.search import Budget, search
+    from pokebench.engine.state import build_state, representable
+
+    encored = position([mon()])
+    encored.side_one.volatiles = {"encore", "nosuchvolatile"}  # Encore without the encored move panics the engine
+    encored.side_one.conditions = {"nosuchcondition": 1, "reflect": 3}
+    kept = representable(encored)
+    assert kept.side_one.volatiles == set() and kept.side_one.conditions == {"reflect": 3}
+    assert len(kept.notes) == 3 and all("dropped" in n for n in kept.notes)
+    encored.side_one.last_move = "thunderbolt"
+    kept = representable(encored)
+    assert kept.side_one.volatiles == {"encore"}
+    assert search([build_state(kept)], Budget(iterations=200)).actions
+
+
+@needs_engine
 def test_every_name_of_the_pinned_random_battle_sets_is_known_to_the_engine_or_listed_as_approximated():
     from pokebench.engine.names import knows
     from pokebench.engine.state import APPROXIMATIONS, ITEMS_HELD_AS_NONE

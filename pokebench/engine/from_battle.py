@@ -137,8 +137,10 @@ def _own_side(battle: AbstractBattle) -> SideSpec:
         if index is not None:  # a move the request does not offer now is disabled (Disable, Taunt, Choice lock...)
             for slot in mons[index].moves:
                 slot.disabled = slot.id not in offered
+    # the move an Encore (or a lock) keeps it to is the one the request offers alone
+    last_move = battle.available_moves[0].id if len(battle.available_moves) == 1 else ""
     return _side(battle, mons, active, ordered, battle.side_conditions,
-                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped))
+                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), last_move=last_move)
 
 
 def _revealed(mon: Pokemon) -> Revealed:

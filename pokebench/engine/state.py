@@ -28,6 +28,7 @@ ITEMS_HELD_AS_NONE = frozenset({"leppaberry", "lightclay", "scopelens"})
 #: Every field of a battle the engine cannot hold, and what the bridge does instead.
 APPROXIMATIONS: dict[str, str] = {
     "volatile statuses": "the ones poke-engine 0.0.48 lacks are dropped (representable(); each noted)",
+    "Encore": "needs the encored move as the last move (the engine panics otherwise): dropped when it is unknown",
     "side conditions": "the ones without a SideConditions field are dropped (representable(); each noted)",
     "timed volatiles": f"only {', '.join(VOLATILE_DURATIONS)} keep their turns; others last until removed",
     "weather and terrain turns": "0 when unknown: the engine then never ends them",
@@ -54,9 +55,12 @@ def representable(position: Position) -> Position:
     notes = list(position.notes)
     sides = []
     for label, side in (("side_one", position.side_one), ("side_two", position.side_two)):
-        dropped_v = sorted(v for v in side.volatiles if not knows("volatile", v))
+        slots = {m.id for m in side.mons[side.active].moves} if side.mons else set()
+        dropped_v = sorted(v for v in side.volatiles if not knows("volatile", v)
+                           or (v == "encore" and side.last_move not in slots))
         dropped_c = sorted(c for c in side.conditions if c not in SIDE_CONDITIONS)
-        notes += [f"{label}: volatile {v!r} dropped (poke-engine lacks it)" for v in dropped_v]
+        notes += [f"{label}: volatile {v!r} dropped (poke-engine lacks it, or Encore without the encored move)"
+                  for v in dropped_v]
         notes += [f"{label}: side condition {c!r} dropped (poke-engine lacks it)" for c in dropped_c]
         sides.append(dataclasses.replace(
             side, volatiles={v for v in side.volatiles if v not in dropped_v},
