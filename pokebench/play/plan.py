@@ -47,7 +47,7 @@ FINGERPRINT_VERSION = 2
 OPERATIONAL_KEYS = frozenset({
     "timeout", "max_attempts", "backoff_base", "backoff_max", "retry_after_max", "max_in_flight", "log_dir",
     "login_attempts", "backoff", "checkout", "python", "api_key_env", "api_key_required", "prices", "runs_dir",
-    "budget", "budget_usd", "max_cost", "max_cost_usd",
+    "budget", "budget_usd", "max_cost", "max_cost_usd", "workers",
 })
 
 #: Player names go into game ids and Showdown user names: the plugin accepts only these characters.
