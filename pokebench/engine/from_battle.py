@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 
 from poke_env.battle import AbstractBattle, Pokemon, PokemonType, Status
 from poke_env.data import GenData
 from poke_env.stats import compute_raw_stats
 
+from pokebench.engine.errors import EngineError
 from pokebench.engine.position import STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
 from pokebench.engine.state import MAX_MOVES, MAX_MONS, representable
@@ -59,12 +61,24 @@ def _dex() -> GenData:
     return GenData.from_gen(9)
 
 
+def _species_entry(species: str) -> dict:
+    try:
+        return _dex().pokedex[species]
+    except KeyError:
+        raise EngineError(f"poke-env's Pokédex has no species {species!r}") from None
+
+
+def _max_pp(move: str) -> int:
+    """A move's PP with PP Ups, as random battles deal it."""
+    return int(_dex().moves.get(move, {}).get("pp", 8)) * 8 // 5
+
+
 def _type_id(kind: PokemonType) -> str:
     return "typeless" if kind == PokemonType.THREE_QUESTION_MARKS else kind.name.lower()
 
 
 def _base_types(species: str) -> tuple[str, ...]:
-    return tuple(t.lower() for t in _dex().pokedex[species]["types"])
+    return tuple(t.lower() for t in _species_entry(species)["types"])
 
 
 def _current_types(mon: Pokemon) -> tuple[str, ...]:
@@ -81,6 +95,7 @@ def _status_turns(mon: Pokemon, status: str) -> int:
 
 def _estimated_stats(species: str, level: int) -> tuple[int, dict[str, int]]:
     """Max HP and stats from base stats and level, with random battles' EVs and IVs and a neutral nature."""
+    _species_entry(species)
     raw = compute_raw_stats(species, [RANDOM_BATTLE_EVS] * 6, [RANDOM_BATTLE_IVS] * 6, level, "serious", _dex())
     return raw[0], dict(zip(STATS, raw[1:]))
 
@@ -165,8 +180,7 @@ def _opponent_mon(mon: Pokemon, chosen: RandomSet | None) -> MonSpec:
     revealed = list(mon.moves)
     extra = [m for m in (chosen.moves if chosen else ()) if m not in revealed]
     move_ids = (revealed + extra)[:MAX_MOVES]
-    moves = [MoveSlot(m, mon.moves[m].current_pp if m in mon.moves else _dex().moves[m].get("pp", 8) * 8 // 5)
-             for m in move_ids]
+    moves = [MoveSlot(m, mon.moves[m].current_pp if m in mon.moves else _max_pp(m)) for m in move_ids]
     if mon.item == "":  # known to hold nothing (used, knocked off)
         item = ""
     elif mon.item not in (None, _UNKNOWN_ITEM):
@@ -185,11 +199,11 @@ def _opponent_mon(mon: Pokemon, chosen: RandomSet | None) -> MonSpec:
 
 def _unseen_mon(chosen: RandomSet) -> MonSpec:
     max_hp, stats = _estimated_stats(chosen.species, chosen.level)
-    entry = _dex().pokedex[chosen.species]
+    entry = _species_entry(chosen.species)
     types = _base_types(chosen.species)
     return MonSpec(species=chosen.species, level=chosen.level, types=types, base_types=types, hp=max_hp,
                    max_hp=max_hp, stats=stats,
-                   moves=[MoveSlot(m, _dex().moves[m].get("pp", 8) * 8 // 5) for m in chosen.moves[:MAX_MOVES]],
+                   moves=[MoveSlot(m, _max_pp(m)) for m in chosen.moves[:MAX_MOVES]],
                    item="" if chosen.item == "none" else chosen.item, ability=chosen.ability,
                    tera_type=chosen.tera_type or "typeless", weight_kg=float(entry.get("weightkg", 0.0)))
 
@@ -200,7 +214,8 @@ def _opponent_side(battle: AbstractBattle, sets: SetTable, rng: random.Random, n
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
     while len(mons) < MAX_MONS:
         drawn = sets.sample_unseen(excluded, rng)
-        excluded |= {drawn.species, _dex().pokedex[drawn.species].get("baseSpecies", drawn.species).lower()}
+        base = _species_entry(drawn.species).get("baseSpecies", drawn.species)
+        excluded |= {drawn.species, re.sub(r"[^a-z0-9]", "", base.lower())}
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
         notes.append("side_two: no active Pokémon shown; the first one taken")
