@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -64,6 +65,18 @@ def test_without_the_module_the_check_fails_loudly_with_the_install_command():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "poke-engine is not installed" in proc.stderr and INSTALL_COMMAND in proc.stderr
+
+
+def test_a_run_with_the_search_bot_but_no_engine_stops_before_any_game_saying_what_to_do(tmp_path):
+    code = ("import sys, runpy; sys.modules['poke_engine'] = None; sys.argv[0] = 'pokebench'\n"
+            "runpy.run_module('pokebench', run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code, "+run=bots-calibration", "publish=false", "pairs=1"],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO_DIR)}, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Player 'search': poke-engine is not installed" in proc.stderr and INSTALL_COMMAND in proc.stderr
+    assert "~players.search" in proc.stderr
+    assert not list(tmp_path.rglob("store.sqlite"))
 
 
 @needs_engine

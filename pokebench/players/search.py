@@ -26,19 +26,21 @@ import os
 import statistics
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
-from pokebench.engine.check import check_engine
+from pokebench.engine.check import EngineUnavailable, check_engine
 from pokebench.engine.errors import EngineError
-from pokebench.engine.from_battle import positions_from_battle
 from pokebench.engine.position import Position
-from pokebench.engine.search import ActionValue, Budget, SearchResult, search_texts
 from pokebench.engine.sets import SetTable
-from pokebench.engine.state import build_state
 from pokebench.player.bench_player import BenchPlayer
+
+if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
+    from pokebench.engine.search import ActionValue, SearchResult
+#: What a run that lists the search bot can do on a machine without the engine.
+WITHOUT_IT = "Or play the run without the search bot: add '~players.search' to the command line."
 
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -69,12 +71,14 @@ class SearchBot(BenchPlayer):
 
     def __init__(self, iterations: int = 1000, duration_ms: int = 0, samples: int = 4,
                  workers: int | None = None, **kwargs: Any) -> None:
+        self.engine = check_engine()
+        from pokebench.engine.search import Budget
+
         self.budget = Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
         if samples < 1:
             raise ValueError(f"samples must be at least 1, not {samples}")
         self.samples = samples
         self.workers = workers or max(1, (os.cpu_count() or 2) - 1)
-        self.engine = check_engine()
         self.sets = SetTable.load()
         super().__init__(**kwargs)
         self.decision_log: list[dict[str, Any]] = []
@@ -84,10 +88,15 @@ class SearchBot(BenchPlayer):
     def preflight(cls, iterations: int = 1000, duration_ms: int = 0, samples: int = 4, **_: Any) -> None:
         """Before any game: the engine (Gen 9, Terastallization) and the set table; a RuntimeError says what is wrong."""
         try:
+            check_engine()
+        except EngineUnavailable as err:
+            raise EngineUnavailable(f"{err} {WITHOUT_IT}") from None
+        from pokebench.engine.search import Budget
+
+        try:
             Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
         except ValueError as err:
             raise RuntimeError(f"search bot: {err}") from None
-        check_engine()
         SetTable.load()
 
     def settings(self) -> dict[str, Any]:
@@ -106,6 +115,9 @@ class SearchBot(BenchPlayer):
         if len(only) == 1:  # nothing to choose (a recharge turn, one Pokémon left to send in): no search
             self._log(battle, started, only[0], None, None)
             return only[0]
+        from pokebench.engine.search import search_texts
+        from pokebench.engine.state import build_state
+
         try:
             texts = [build_state(p).to_string() for p in self.positions(battle)]
             pool = search_pool(self.workers)
@@ -122,6 +134,8 @@ class SearchBot(BenchPlayer):
 
     def positions(self, battle: AbstractBattle) -> list[Position]:
         """The sampled positions of what this player knows now (its own information only)."""
+        from pokebench.engine.from_battle import positions_from_battle
+
         return positions_from_battle(battle, self.sets, self.rng, self.samples)
 
     def _order(self, battle: AbstractBattle, result: SearchResult) -> tuple[BattleOrder, ActionValue | None]:
