@@ -1,0 +1,165 @@
+"""Full information at a stored decision: Showdown's own battle state as a :class:`Position`.
+
+:func:`game_positions` replays stored games' input logs in the pinned simulator
+(``showdown-server/scripts/positions.js``) and returns every decision point of each game: the
+side to move, its request and its own protocol lines so far, the choice it made, and the
+battle's state for both sides exactly as Showdown holds it. :func:`position_from_showdown`
+turns that state into a ``Position`` with the deciding side as side one;
+:func:`engine_action` names a Showdown choice (``move moonblast terastallize``, ``switch 3``)
+as the engine names its actions (``moonblast-tera``, ``switch florges``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from pokebench.engine.errors import EngineError
+from pokebench.engine.position import BOOSTS, STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
+from pokebench.engine.state import representable
+from pokebench.showdown.node import run_script
+
+__all__ = ["Decision", "GamePositions", "game_positions", "position_from_showdown", "engine_action", "other_side"]
+
+
+@dataclass
+class Decision:
+    """One decision point of a stored game (``positions.js``'s record)."""
+
+    index: int  # order among the game's decision points, both sides
+    side: str  # "p1" or "p2": the side to move
+    turn: int
+    request: dict[str, Any]  # Showdown's request to that side
+    messages: int  # how many of the side's protocol lines it had received (its request the last)
+    choice: str  # Showdown's normalised choice ("move moonblast terastallize", "switch 3"); "" if none
+    state: dict[str, Any]  # Showdown's battle state (positions.js dumpState)
+
+
+@dataclass
+class GamePositions:
+    """A stored game replayed: each side's protocol lines and every decision point."""
+
+    id: str
+    messages: dict[str, list[str]]
+    decisions: list[Decision]
+
+    def side_decisions(self, side: str) -> list[Decision]:
+        return [d for d in self.decisions if d.side == side]
+
+
+def other_side(side: str) -> str:
+    return "p2" if side == "p1" else "p1"
+
+
+def game_positions(games: Iterable[tuple[str, list[str]]], timeout: float = 1800) -> list[GamePositions]:
+    """Every decision point of each ``(id, input_log)`` game, replayed in the pinned simulator."""
+    stdin = "".join(json.dumps({"id": gid, "input_log": list(log)}) + "\n" for gid, log in games)
+    out = run_script("positions.js", timeout=timeout, stdin=stdin)
+    found = []
+    for line in out.splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            found.append(GamePositions(raw["id"], raw["messages"], [Decision(**d) for d in raw["decisions"]]))
+    return found
+
+
+def _type(name: str) -> str:
+    return "typeless" if name in ("???", "") else name.lower()
+
+
+def _mon(mon: dict[str, Any], side: str, index: int) -> MonSpec:
+    status_state = mon["status_state"]
+    status = "" if mon["status"] == "fnt" else mon["status"]  # a fainted Pokémon has 0 HP and no status
+    sleep_turns = rest_turns = 0
+    if status == "slp":
+        left = int(status_state.get("time", 0))
+        # Only Rest puts a Pokémon to sleep by its own doing: the sleep's source is itself.
+        if status_state.get("source") == {"side": side, "position": index}:
+            rest_turns = left
+        else:
+            sleep_turns = int(status_state.get("startTime", left)) - left
+    return MonSpec(
+        species=mon["species"], level=mon["level"], types=tuple(_type(t) for t in mon["types"]),
+        base_types=tuple(_type(t) for t in mon["base_types"]), hp=mon["hp"], max_hp=mon["maxhp"],
+        stats={k: mon["stats"][k] for k in STATS},
+        moves=[MoveSlot(m["id"], m["pp"], m["disabled"]) for m in mon["moves"]],
+        item=mon["item"], ability=mon["ability"], tera_type=_type(mon["tera_type"]),
+        terastallized=bool(mon["terastallized"]), status=status, sleep_turns=sleep_turns, rest_turns=rest_turns,
+        weight_kg=mon["weightkg"], base_ability=mon["base_ability"])
+
+
+def _turns_left(state: dict[str, Any]) -> int:
+    return int(state.get("duration") or 0)
+
+
+def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], label: str) -> SideSpec:
+    side, other = sides[side_id], sides[other_side(side_id)]
+    active_index = side["active"][0]
+    active = side["pokemon"][active_index]
+    conditions = {}
+    for cid, state in side["side_conditions"].items():
+        conditions[cid] = int(state.get("layers") or _turns_left(state) or 1)
+    volatiles = set(active["volatiles"])
+    volatile_turns = {vid: _turns_left(state) for vid, state in active["volatiles"].items() if _turns_left(state)}
+    wish = (0, 0)
+    slot = side["slot_conditions"][0] if side["slot_conditions"] else {}
+    if "wish" in slot:
+        wish = (max(1, slot["wish"].get("startingTurn", turn) + 2 - turn), int(slot["wish"].get("hp", 0)))
+    # Showdown keeps a Future Sight on its target's slot; the engine on the side that used it.
+    future = (0, 0)
+    foe_slot = other["slot_conditions"][0] if other["slot_conditions"] else {}
+    if "futuremove" in foe_slot:
+        source = foe_slot["futuremove"].get("source") or {}
+        future = (max(1, foe_slot["futuremove"].get("endingTurn", turn) - turn + 1), int(source.get("position", 0)))
+    if len(active["moves"]) > 4:
+        notes.append(f"{label}: {active['species']} has {len(active['moves'])} moves; the engine keeps four")
+    return SideSpec(
+        mons=[_mon(m, side_id, i) for i, m in enumerate(side["pokemon"])], active=active_index,
+        boosts={k: active["boosts"][k] for k in BOOSTS if active["boosts"].get(k)},
+        volatiles=volatiles, conditions=conditions,
+        substitute_hp=int(active["volatiles"].get("substitute", {}).get("hp", 0)),
+        toxic_count=int(active["status_state"].get("stage", 0)) if active["status"] == "tox" else 0,
+        force_switch=side["force_switch"], trapped=side["trapped"], last_move=active["last_move"],
+        wish=wish, future_sight=future, volatile_turns=volatile_turns)
+
+
+def _field(field: dict[str, Any]) -> FieldSpec:
+    trick_room = field["pseudo_weather"].get("trickroom")
+    return FieldSpec(weather=field["weather"], weather_turns=_turns_left(field["weather_state"]),
+                     terrain=field["terrain"], terrain_turns=_turns_left(field["terrain_state"]),
+                     trick_room=trick_room is not None, trick_room_turns=_turns_left(trick_room or {}))
+
+
+def position_from_showdown(decision: Decision) -> Position:
+    """The full-information position of `decision`, its deciding side as side one.
+
+    The volatiles and side conditions the engine lacks are dropped and noted (``representable``).
+    """
+    state = decision.state
+    me, foe = decision.side, other_side(decision.side)
+    sides = state["sides"]
+    if me not in sides or foe not in sides:
+        raise EngineError(f"decision {decision.index}: the state has sides {sorted(sides)}, not p1 and p2")
+    notes: list[str] = []
+    position = Position(side_one=_side(me, sides, state["turn"], notes, "side_one"),
+                        side_two=_side(foe, sides, state["turn"], notes, "side_two"),
+                        field=_field(state["field"]), turn=state["turn"], notes=notes)
+    return representable(position)
+
+
+def engine_action(choice: str, side: dict[str, Any]) -> str:
+    """A Showdown choice as the engine names the action (`side`: the deciding side's state).
+
+    ``move ID`` is ``ID``, with Terastallization ``ID-tera``; ``switch N`` is ``switch SPECIES``
+    (the N-th Pokémon of the side, in Showdown's current order); anything else is returned as is.
+    """
+    words = choice.split()
+    if len(words) >= 2 and words[0] == "move":
+        return words[1] + ("-tera" if "terastallize" in words[2:] else "")
+    if len(words) == 2 and words[0] == "switch" and words[1].isdigit():
+        index = int(words[1]) - 1
+        if not 0 <= index < len(side["pokemon"]):
+            raise EngineError(f"choice {choice!r}: the side has {len(side['pokemon'])} Pokémon")
+        return "switch " + side["pokemon"][index]["species"]
+    return choice
