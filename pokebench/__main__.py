@@ -2,6 +2,7 @@
 
 `python -m pokebench --help` lists the settings and the runs.
 `python -m pokebench export-training RUN [--teacher MODEL]`: a run's decisions as chat-format JSONL.
+`python -m pokebench analyse RUN [RUN ...]`: score every stored decision with poke-engine (pokebench.analysis).
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ def _fail(message: str) -> None:
 
 
 def main() -> None:
-    """The `pokebench` command: a subcommand (export-training), or a run (Hydra's command line)."""
+    """The `pokebench` command: a subcommand (export-training, analyse), or a run (Hydra's command line)."""
     if len(sys.argv) > 1 and sys.argv[1] == "export-training":
         from pokebench.players.continual.export import main as export_training
 
         sys.exit(export_training(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "analyse":
+        from pokebench.analysis.analyse import main as analyse
+
+        sys.exit(analyse(sys.argv[2:]))
     play()
 
 

@@ -1,0 +1,183 @@
+"""``pokebench analyse RUN [RUN ...]``: search every stored decision of the runs, in parallel over games.
+
+Each game is replayed in the pinned simulator (``positions.js``) and its decisions searched
+(:mod:`pokebench.analysis.scoring`) by a pool of worker processes; the searches are appended
+to each run's ``runs/NAME/decision_quality.jsonl`` (:mod:`pokebench.analysis.cache`) as each
+game finishes. Games whose decisions are all in the cache for this engine version and these
+settings are not searched again. ``--spread N`` searches N of the decisions a second time
+(chosen by their keys' hashes, the same every time): the run-to-run spread of the scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import multiprocessing
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from tqdm import tqdm
+
+from pokebench.analysis.cache import append_entries, cache_path, read_entries
+from pokebench.analysis.scoring import Settings, engine_version, score_game
+from pokebench.results.loading import RUNS_DIR, PublishError, load_runs
+
+__all__ = ["analyse_runs", "AnalysisReport", "main"]
+
+_SETS: Any = None
+
+
+@dataclass
+class AnalysisReport:
+    games: int  # games of the runs
+    searched_games: int  # games searched now (the rest were in the cache)
+    decisions: int  # decisions searched now
+    repeats: int  # decisions searched a second time now (the spread)
+    seconds: float  # wall time of the searches
+
+    @property
+    def seconds_per_decision(self) -> float:
+        return self.seconds / self.decisions if self.decisions else 0.0
+
+
+@dataclass(frozen=True)
+class _Task:
+    uid: str
+    run: str
+    game_id: str
+    players: dict[str, str]  # side -> player
+    input_log: list[str]
+    settings: Settings
+    indices: frozenset[int] | None  # None: every decision
+    repeat: int
+
+
+def _init_worker() -> None:
+    global _SETS
+    from pokebench.engine.sets import SetTable
+
+    _SETS = SetTable.load()
+
+
+def _work(task: _Task) -> list[dict[str, Any]]:
+    from pokebench.engine.from_showdown import game_positions
+
+    [game] = game_positions([(task.uid, task.input_log)])
+    engine = engine_version()
+    entries = score_game(game, task.input_log, _SETS, task.settings,
+                         set(task.indices) if task.indices is not None else None)
+    return [{**entry, "uid": task.uid, "run": task.run, "game_id": task.game_id,
+             "player": task.players[entry["side"]], "decisions_in_game": len(game.decisions), "engine": engine,
+             "settings": task.settings.key, "repeat": task.repeat} for entry in entries]
+
+
+def _complete(entries: list[dict[str, Any]]) -> bool:
+    """Whether a game's cached entries hold every one of its decisions."""
+    return bool(entries) and len({e["index"] for e in entries}) == entries[0]["decisions_in_game"]
+
+
+def _spread_sample(entries: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """`count` searched decisions (more than one option, both views searched), by the hash of their keys."""
+    searched = [e for e in entries if e.get("options", 0) > 1 and e.get("repeat", 0) == 0
+                and "actions" in e.get("full", {}) and "actions" in e.get("own", {})]
+    searched.sort(key=lambda e: hashlib.sha256(f"{e['uid']}:{e['index']}".encode()).hexdigest())
+    return searched[:count]
+
+
+def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings: Settings = Settings(),
+                 workers: int = 2, spread: int = 0, progress: bool = True) -> AnalysisReport:
+    """Search every decision of the runs' games not yet in their caches; see the module docstring."""
+    runs_dir = Path(runs_dir)
+    engine = engine_version()
+    with load_runs(names, runs_dir) as data:
+        cached: dict[str, list[dict[str, Any]]] = {}
+        for run in dict.fromkeys(map(str, data.games["run"])):
+            for entry in read_entries(cache_path(runs_dir / run), engine, settings.key):
+                cached.setdefault(entry["uid"], []).append(entry)
+        tasks = []
+        for game in data.games.to_dict("records"):
+            uid = str(game["uid"])
+            mine = [e for e in cached.get(uid, []) if e.get("repeat", 0) == 0]
+            if not _complete(mine):
+                tasks.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
+                                   list(data.record(uid).get("input_log") or []), settings, None, 0))
+        records = {str(g["uid"]): g for g in data.games.to_dict("records")}
+        logs = {task.uid: task.input_log for task in tasks}
+        started = time.perf_counter()
+        decisions = _run(tasks, runs_dir, workers, progress, "analyse")
+        repeats = 0
+        if spread:
+            every = [e for uid in records for e in read_entries(cache_path(runs_dir / str(records[uid]["run"])),
+                                                                  engine, settings.key) if e["uid"] == uid]
+            done = {(e["uid"], e["index"]) for e in every if e.get("repeat", 0) == 1}
+            wanted = [e for e in _spread_sample(every, spread) if (e["uid"], e["index"]) not in done]
+            by_game: dict[str, set[int]] = {}
+            for entry in wanted:
+                by_game.setdefault(entry["uid"], set()).add(entry["index"])
+            again = []
+            for uid, indices in by_game.items():
+                game = records[uid]
+                log = logs.get(uid) or list(data.record(uid).get("input_log") or [])
+                again.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
+                                   log, settings, frozenset(indices), 1))
+            repeats = _run(again, runs_dir, workers, progress, "spread")
+        seconds = time.perf_counter() - started
+        return AnalysisReport(len(data.games), len(tasks), decisions, repeats, seconds)
+
+
+def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label: str) -> int:
+    """Run the tasks in `workers` processes, appending each game's entries to its run's cache; decisions done."""
+    if not tasks:
+        return 0
+    done = 0
+    bar = tqdm(total=len(tasks), desc=label, unit="game", dynamic_ncols=True, disable=not progress)
+    context = multiprocessing.get_context("spawn")  # the workers import the engine afresh, no forked state
+    with context.Pool(max(1, workers), initializer=_init_worker) as pool:
+        for entries in pool.imap_unordered(_work, tasks):
+            if entries:
+                append_entries(cache_path(runs_dir / entries[0]["run"]), entries)
+            done += len(entries)
+            bar.update(1)
+            bar.set_postfix(decisions=done)
+    bar.close()
+    return done
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``pokebench analyse`` command."""
+    parser = argparse.ArgumentParser(
+        prog="pokebench analyse",
+        description="Score every stored decision of the runs with poke-engine's search (regret, agreement with "
+                    "the engine, blunders), from full information and from the player's own information. "
+                    "Searches are cached in runs/NAME/decision_quality.jsonl; publish reads them.",
+        epilog="Example:\n  pokebench analyse bots-smoke --workers 2\n  pokebench-publish bots-smoke\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run names (folders of --runs-dir)")
+    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where the runs are (default: runs)")
+    parser.add_argument("--iterations", type=int, default=Settings.iterations,
+                        help=f"MCTS iterations per position (default: {Settings.iterations})")
+    parser.add_argument("--samples", type=int, default=Settings.samples,
+                        help=f"sampled positions of the player's information (default: {Settings.samples})")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    parser.add_argument("--spread", type=int, default=0, metavar="N",
+                        help="search N decisions a second time: the run-to-run spread (default: 0)")
+    args = parser.parse_args(argv)
+    if args.iterations < 1 or args.samples < 1 or args.workers < 1 or args.spread < 0:
+        parser.error("--iterations, --samples and --workers must be 1 or more, --spread 0 or more")
+    try:
+        report = analyse_runs(args.runs, args.runs_dir, Settings(args.iterations, args.samples), args.workers,
+                              args.spread)
+    except PublishError as err:
+        print(f"analyse: error: {err}", file=sys.stderr)
+        return 2
+    print(f"Analysed {report.games} games: {report.searched_games} searched now ({report.decisions} decisions, "
+          f"{report.repeats} searched twice) in {report.seconds:.1f} s "
+          f"({report.seconds_per_decision:.3f} s per decision).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""The searched decisions of a run: ``runs/NAME/decision_quality.jsonl``, one JSON object per line.
+
+Each line is one decision's searches (:func:`pokebench.analysis.scoring.score_game`) with its
+key: the game's uid, the decision's index in the game, the engine version, the settings and the
+repeat (0; 1 for the second search of a decision sampled to measure the run-to-run spread).
+Lines are appended as games finish, so an interrupted analysis keeps what it searched; a line
+cut short by a kill is skipped on reading. Lines of another engine version or other settings
+stay in the file and are not used.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+__all__ = ["CACHE_FILE", "cache_path", "entry_key", "read_entries", "append_entries"]
+
+CACHE_FILE = "decision_quality.jsonl"
+
+
+def cache_path(run_dir: Path) -> Path:
+    return Path(run_dir) / CACHE_FILE
+
+
+def entry_key(uid: str, index: int, engine: str, settings: str, repeat: int = 0) -> tuple[str, int, str, str, int]:
+    return (uid, int(index), engine, settings, int(repeat))
+
+
+def _key_of(entry: dict[str, Any]) -> tuple[str, int, str, str, int]:
+    return entry_key(entry["uid"], entry["index"], entry["engine"], entry["settings"], entry.get("repeat", 0))
+
+
+def read_entries(path: Path, engine: str | None = None, settings: str | None = None) -> Iterator[dict[str, Any]]:
+    """The entries of the file (of `engine` and `settings` when given); the last one of each key."""
+    if not Path(path).is_file():
+        return
+    found: dict[tuple[str, int, str, str, int], dict[str, Any]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:  # the last line of an analysis that was killed while writing it
+                continue
+            if (engine is None or entry.get("engine") == engine) and (settings is None or entry.get("settings") == settings):
+                found[_key_of(entry)] = entry
+    yield from found.values()
+
+
+def append_entries(path: Path, entries: Iterable[dict[str, Any]]) -> None:
+    """Append entries (each a complete line, flushed before returning)."""
+    text = "".join(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n" for entry in entries)
+    if text:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
