@@ -89,7 +89,9 @@ def _mon(mon: MonSpec, where: str) -> Pokemon:
     stats = {_STATS[k]: int(mon.stats[k]) for k in _STATS}
     return Pokemon(
         id=engine_name("species", mon.species, f"{where}.species"), level=mon.level,
-        types=_types(mon.types, f"{where}.types"), base_types=_types(mon.base_types, f"{where}.base_types"),
+        # The engine applies Terastallization itself (defence from tera_type, STAB from both): a
+        # Terastallized Pokémon keeps its types from before (checked against Showdown: damage_check.py).
+        types=_types(mon.base_types if mon.terastallized else mon.types, f"{where}.types"), base_types=_types(mon.base_types, f"{where}.base_types"),
         hp=max(0, mon.hp), maxhp=mon.max_hp,
         ability=engine_name("ability", mon.ability, f"{where}.ability"),
         base_ability=engine_name("ability", mon.base_ability or mon.ability, f"{where}.base_ability"),
