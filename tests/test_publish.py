@@ -339,7 +339,7 @@ def test_an_older_folder_gets_a_clear_message(runs: Path, tmp_path: Path) -> Non
     out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=5)
     meta = json.loads((out / "meta.json").read_text())
     (out / "meta.json").write_text(json.dumps(meta | {"schema_version": 0}))
-    with pytest.raises(PublishError, match=r"schema 0; this PokéBench reads schema 1\. Publish its runs again"):
+    with pytest.raises(PublishError, match=rf"schema 0; this PokéBench reads schema {SCHEMA_VERSION}\. Publish its runs again"):
         load_results(out)
     (out / "meta.json").write_text(json.dumps(meta | {"schema_version": SCHEMA_VERSION + 1}))
     with pytest.raises(PublishError, match="Upgrade PokéBench"):

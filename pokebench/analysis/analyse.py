@@ -22,7 +22,8 @@ from typing import Any, Sequence
 from tqdm import tqdm
 
 from pokebench.analysis.cache import append_entries, cache_path, read_entries
-from pokebench.analysis.scoring import Settings, engine_version, score_game
+from pokebench.analysis.settings import Settings, engine_version
+from pokebench.engine.check import EngineUnavailable
 from pokebench.results.loading import RUNS_DIR, PublishError, load_runs
 
 __all__ = ["analyse_runs", "AnalysisReport", "main"]
@@ -63,6 +64,7 @@ def _init_worker() -> None:
 
 
 def _work(task: _Task) -> list[dict[str, Any]]:
+    from pokebench.analysis.scoring import score_game
     from pokebench.engine.from_showdown import game_positions
 
     [game] = game_positions([(task.uid, task.input_log)])
@@ -90,6 +92,9 @@ def _spread_sample(entries: list[dict[str, Any]], count: int) -> list[dict[str, 
 def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings: Settings = Settings(),
                  workers: int = 2, spread: int = 0, progress: bool = True) -> AnalysisReport:
     """Search every decision of the runs' games not yet in their caches; see the module docstring."""
+    from pokebench.engine.check import check_engine
+
+    check_engine()  # a Gen 4 build, or none: a clear error with the command that builds the right one
     runs_dir = Path(runs_dir)
     engine = engine_version()
     with load_runs(names, runs_dir) as data:
@@ -170,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report = analyse_runs(args.runs, args.runs_dir, Settings(args.iterations, args.samples), args.workers,
                               args.spread)
-    except PublishError as err:
+    except (PublishError, EngineUnavailable) as err:
         print(f"analyse: error: {err}", file=sys.stderr)
         return 2
     print(f"Analysed {report.games} games: {report.searched_games} searched now ({report.decisions} decisions, "

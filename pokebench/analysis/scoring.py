@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import asdict, dataclass
-from importlib.metadata import version
 from typing import Any
 
+from pokebench.analysis.settings import Settings
 from pokebench.engine.errors import EngineError
 from pokebench.engine.from_messages import player_name, player_positions
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_from_showdown
@@ -30,31 +29,7 @@ from pokebench.engine.search import Budget, SearchResult, search
 from pokebench.engine.sets import SetTable
 from pokebench.engine.state import build_state
 
-__all__ = ["Settings", "ANALYSIS_VERSION", "engine_version", "legal_options", "score_game", "search_entry"]
-
-#: Bumped when what is searched changes (the bridge, the views): older cached searches are not reused.
-ANALYSIS_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What a search of a decision depends on (the cache's key with the engine version)."""
-
-    iterations: int = 1000  # MCTS iterations per state, for every player the same
-    samples: int = 4  # sampled positions of the player's information
-
-    def __post_init__(self) -> None:
-        if self.iterations < 1 or self.samples < 1:
-            raise ValueError(f"the analysis needs iterations >= 1 and samples >= 1, not {self}")
-
-    @property
-    def key(self) -> str:
-        return f"iterations={self.iterations},samples={self.samples},analysis={ANALYSIS_VERSION}"
-
-
-def engine_version() -> str:
-    return f"poke-engine {version('poke-engine')}"
-
+__all__ = ["legal_options", "score_game", "search_entry"]
 
 def legal_options(request: dict[str, Any]) -> int:
     """How many actions Showdown's request offers (a Terastallized move counts as its own action)."""
@@ -121,7 +96,3 @@ def score_game(game: GamePositions, input_log: list[str], sets: SetTable, settin
         entry.update(score_decision(game, decision, names[decision.side], sets, settings))
         out.append(entry)
     return out
-
-
-def settings_record(settings: Settings) -> dict[str, Any]:
-    return {**asdict(settings), "engine": engine_version(), "analysis_version": ANALYSIS_VERSION}

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from pokebench.analysis.settings import Settings
 from pokebench.results.loading import RUNS_DIR, PublishError
 from pokebench.results.writing import publish
 
@@ -31,14 +32,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="bootstrap samples for the intervals (default: 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     parser.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
+    parser.add_argument("--analyse", action="store_true",
+                        help="first score the decisions the runs' analysis cache lacks with poke-engine "
+                             "(pokebench analyse; the published decision_quality.csv holds what is cached)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes of --analyse (default: 2)")
+    parser.add_argument("--iterations", type=int, default=Settings.iterations,
+                        help=f"the analysis's MCTS iterations per position (default: {Settings.iterations})")
+    parser.add_argument("--samples", type=int, default=Settings.samples,
+                        help=f"the analysis's sampled positions per decision (default: {Settings.samples})")
     args = parser.parse_args(argv)
     if args.bootstrap < 0:
         parser.error("--bootstrap must be 0 or more")
+    if args.iterations < 1 or args.samples < 1 or args.workers < 1:
+        parser.error("--iterations, --samples and --workers must be 1 or more")
     if not 0 < args.level < 1:
         parser.error("--level must be between 0 and 1, e.g. 0.95")
     try:
         out = publish(args.runs, args.out, anchor=args.anchor, runs_dir=args.runs_dir, n_bootstrap=args.bootstrap,
-                      seed=args.seed, level=args.level)
+                      seed=args.seed, level=args.level, analyse=args.analyse, workers=args.workers,
+                      analysis=Settings(args.iterations, args.samples))
     except PublishError as err:
         print(f"publish: error: {err}", file=sys.stderr)
         print("publish: nothing was written.", file=sys.stderr)

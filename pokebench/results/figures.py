@@ -20,7 +20,8 @@ import pandas as pd
 
 from pokebench.results.loading import PublishError, RunData, check_publishable
 from pokebench.results.ratings import INTERVAL_RULE, RANK_RULE, RatingsError, fit_ratings, head_to_head
-from pokebench.results.schema import SCHEMA_VERSION, BootstrapInfo, Meta, PairRow, RatingRow, columns
+from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, Meta, PairRow,
+                                      QualitySpreadRow, RatingRow, columns)
 
 __all__ = ["Results", "compute_results", "per_player_figures", "pair_results", "player_rows", "register_table",
            "register_tables", "EXTRA_TABLES", "FIGURE_COLUMNS"]
@@ -266,6 +267,10 @@ class Results:
     meta: Meta
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     errors: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: decision_quality.csv and decision_quality_spread.csv (:mod:`pokebench.analysis.quality`); no rows
+    #: when the runs were not analysed.
+    quality: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=columns(DecisionQualityRow)))
+    quality_spread: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=columns(QualitySpreadRow)))
 
     @property
     def anchor(self) -> str:
@@ -289,8 +294,15 @@ def _pokebench_version() -> str:
 
 
 def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int = 200, seed: int = 0,
-                    level: float = 0.95, prior_sd: float = 800.0) -> Results:
-    """Ratings with intervals and both ranks, head-to-head, pair splits and per-player figures."""
+                    level: float = 0.95, prior_sd: float = 800.0, quality: pd.DataFrame | None = None,
+                    quality_spread: pd.DataFrame | None = None) -> Results:
+    """Ratings with intervals and both ranks, head-to-head, pair splits and per-player figures.
+
+    `quality` and `quality_spread`: the runs' decision quality (:func:`pokebench.analysis.quality.read_quality`),
+    whose per-player figures join the ratings; none when the runs were not analysed.
+    """
+    from pokebench.analysis.quality import FIGURE_COLUMNS as QUALITY_FIGURES, quality_figures
+
     check_publishable(data)
     games = data.games
     names = sorted(set(games["p1"]) | set(games["p2"]))
@@ -307,6 +319,11 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
         raise PublishError(str(err).replace("Pass anchor=<one of them>.", "Pass --anchor PLAYER.")) from None
     figures = per_player_figures(games, data.decisions, data.players)
     ratings = ratings.merge(figures[["player", *FIGURE_COLUMNS]], on="player", how="left")
+    quality = quality if quality is not None else pd.DataFrame(columns=columns(DecisionQualityRow))
+    ratings = ratings.merge(quality_figures(quality, n_bootstrap, seed, level), on="player", how="left")
+    for col in QUALITY_FIGURES:
+        if col not in ratings.columns:
+            ratings[col] = np.nan
     ratings.insert(0, "rank", np.arange(1, len(ratings) + 1))
     ratings = ratings[columns(RatingRow)]
     prompts = sorted({int(info["prompt_version"]) for sides in data.players.values() for info in sides.values()
@@ -320,7 +337,9 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
         partial=data.partial, tables=[], played_from=str(games["started_at"].min()) if len(games) else None,
         played_to=str(games["ended_at"].max()) if len(games) else None)
     results = Results(ratings=ratings, h2h=h2h, pairs=pair_results(games), games=games, decisions=data.decisions,
-                      players=[], meta=meta, errors=data.errors)
+                      players=[], meta=meta, errors=data.errors, quality=quality)
+    if quality_spread is not None:
+        results.quality_spread = quality_spread
     for make in EXTRA_TABLES:
         for name, table in make(data, results).items():
             if table is not None and not table.empty:

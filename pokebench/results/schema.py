@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SCHEMA_VERSION", "GameRow", "DecisionRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
+__all__ = ["SCHEMA_VERSION", "GameRow", "DecisionRow", "DecisionQualityRow", "QualitySpreadRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
            "RunInfo", "BootstrapInfo", "TABLES", "columns", "columns_markdown"]
 
-#: Version of the published folder's layout. 1: the first versioned contract.
-SCHEMA_VERSION = 1
+#: Version of the published folder's layout. 1: the first versioned contract. 2: decision quality
+#: (decision_quality.csv, decision_quality_spread.csv, the per-player figures in ratings.csv).
+SCHEMA_VERSION = 2
 
 
 class _Row(BaseModel):
@@ -86,6 +87,58 @@ class DecisionRow(_Row):
                                    "the model was sent; retries); `{}` when none.")
 
 
+class DecisionQualityRow(_Row):
+    """``decision_quality.csv``: one row per decision of every player (bots and LLMs), scored by poke-engine's
+    search (``pokebench analyse RUN``; docs/analysis.md). Values are the engine's expected score of side one
+    (0 a loss, 1 a win). Unsuffixed columns are from the player's own information (the headline: what it
+    could know); ``_full`` columns from full information (both teams exact). Empty when not searched."""
+
+    uid: str = Field(description="The game's uid (games.csv).")
+    game_id: str = Field(description="The game's id in its run.")
+    run: str = Field(description="The game's run.")
+    side: str = Field(description="`p1` or `p2`: the side that decided.")
+    player: str = Field(description="The player that decided.")
+    decision: int = Field(description="Decision number of the side in the game (1, 2, ...; as decisions.csv "
+                                      "numbers an LLM's decisions).")
+    turn: int = Field(description="Battle turn of the decision.")
+    kind: str = Field(description="`move` (a turn's choice) or `switch` (a forced switch).")
+    choice: str = Field(description="The choice Showdown recorded (`move moonblast terastallize`, `switch 3`).")
+    options: int = Field(description="Legal actions offered (a Terastallized move counts as its own); a "
+                                     "decision with 1 is not searched and not in the figures.")
+    action: str | None = Field(description="The choice in the engine's words (`moonblast-tera`, `switch florges`).")
+    engine_action: str | None = Field(description="The engine's choice (its most visited action), player's information.")
+    best_value: float | None = Field(description="Value of the engine's choice.")
+    value: float | None = Field(description="Value of the action chosen.")
+    regret: float | None = Field(description="best_value − value (0 when the engine's choice was played; "
+                                             "slightly negative is search noise).")
+    match: bool | None = Field(description="The player chose the engine's action.")
+    blunder: bool | None = Field(description="regret ≥ the blunder threshold (0.2).")
+    engine_action_full: str | None = Field(description="The engine's choice from full information.")
+    best_value_full: float | None = Field(description="Its value, full information.")
+    value_full: float | None = Field(description="Value of the action chosen, full information.")
+    regret_full: float | None = Field(description="Regret from full information.")
+    match_full: bool | None = Field(description="The player chose the engine's action, full information.")
+    blunder_full: bool | None = Field(description="Blunder from full information.")
+    engine: str = Field(description="The engine and version that searched (`poke-engine 0.0.48`).")
+    settings: str = Field(description="The search settings (iterations per position, sampled positions of the "
+                                      "player's information, version of the analysis).")
+    note: str | None = Field(description="Why a view has no figures (a position the engine could not take).")
+
+
+class QualitySpreadRow(_Row):
+    """``decision_quality_spread.csv``: decisions searched twice (``pokebench analyse RUN --spread N``): the
+    engine's search has no seed, this is how much its scores move from one search to the next."""
+
+    uid: str = Field(description="The game's uid.")
+    side: str = Field(description="The side that decided.")
+    decision: int = Field(description="Decision number of the side in the game.")
+    view: str = Field(description="`player` (its own information) or `full`.")
+    engine_action_1: str = Field(description="The engine's choice, first search.")
+    engine_action_2: str = Field(description="The engine's choice, second search.")
+    regret_1: float = Field(description="Regret of the action chosen, first search.")
+    regret_2: float = Field(description="Regret, second search.")
+
+
 class RatingRow(_Row):
     """``ratings.csv``: one row per player, in point order (best first)."""
 
@@ -119,6 +172,15 @@ class RatingRow(_Row):
                                                            "bot's own measured time (Foul Play).")
     reask_rate: float | None = Field(description="Share of saved answers that were re-asks.")
     random_pick_rate: float | None = Field(description="Share of decisions that ended in a random pick.")
+    analysed_decisions: int | None = Field(description="Decisions with more than one legal action scored by the "
+                                                       "engine (decision_quality.csv); empty when not analysed.")
+    mean_regret: float | None = Field(description="Mean regret over them, from the player's own information.")
+    mean_regret_low: float | None = Field(description="Bootstrap interval of mean_regret (whole games resampled), "
+                                                      "lower end.")
+    mean_regret_high: float | None = Field(description="Upper end.")
+    engine_agreement: float | None = Field(description="Share of them where the player chose the engine's action.")
+    blunders_per_100: float | None = Field(description="Blunders per 100 of them (regret ≥ 0.2).")
+    mean_regret_full: float | None = Field(description="Mean regret from full information.")
 
 
 class H2HRow(_Row):
@@ -201,7 +263,8 @@ class Meta(_Row):
 
 #: Published table file -> its row model.
 TABLES: dict[str, type[_Row]] = {
-    "games.csv": GameRow, "decisions.csv": DecisionRow, "ratings.csv": RatingRow, "h2h.csv": H2HRow,
+    "games.csv": GameRow, "decisions.csv": DecisionRow, "decision_quality.csv": DecisionQualityRow,
+    "decision_quality_spread.csv": QualitySpreadRow, "ratings.csv": RatingRow, "h2h.csv": H2HRow,
     "pairs.csv": PairRow, "players.json": PlayerRow,
 }
 

@@ -3,6 +3,7 @@
 A published folder (``data/site/NAME/`` by default)::
 
     meta.json  games.csv  decisions.csv  ratings.csv  h2h.csv  pairs.csv  players.json
+    decision_quality.csv  decision_quality_spread.csv   each decision scored by the engine (no rows: not analysed)
     inputlogs/<uid>.log   Showdown's input log: replays the game exactly
     logs/<uid>.log        the battle's protocol log (what the replay viewer plays)
     teams/<uid>.json      both teams' sheets {"p1": [...], "p2": [...]}
@@ -28,10 +29,12 @@ from typing import Any, Sequence
 import pandas as pd
 from pydantic import BaseModel
 
+from pokebench.analysis.settings import Settings
 from pokebench.results.figures import Results, compute_results
 from pokebench.results.loading import RUNS_DIR, PublishError, RunData, load_runs
 from pokebench.results.redaction import neutralise_frame, redact_tree, secret_env_values
-from pokebench.results.schema import DecisionRow, GameRow, H2HRow, PairRow, PlayerRow, RatingRow
+from pokebench.results.schema import (DecisionQualityRow, DecisionRow, GameRow, H2HRow, PairRow, PlayerRow,
+                                      QualitySpreadRow, RatingRow)
 
 __all__ = ["publish", "write_published", "write_table", "input_log_text", "default_out_dir", "SITE_DIR",
            "SITE_MARKER"]
@@ -78,12 +81,15 @@ def write_published(root: Path, data: RunData, results: Results) -> None:
     """The data part of a published folder (no HTML) into the existing folder ``root``."""
     write_table(root / "games.csv", GameRow, results.games)
     write_table(root / "decisions.csv", DecisionRow, results.decisions)
+    write_table(root / "decision_quality.csv", DecisionQualityRow, results.quality)
+    write_table(root / "decision_quality_spread.csv", QualitySpreadRow, results.quality_spread)
     write_table(root / "ratings.csv", RatingRow, results.ratings)
     write_table(root / "h2h.csv", H2HRow, results.h2h)
     write_table(root / "pairs.csv", PairRow, results.pairs)
     players = [PlayerRow(**row).model_dump() for row in results.players]
     (root / "players.json").write_text(_json(players), encoding="utf-8")
-    tables = ["games.csv", "decisions.csv", "ratings.csv", "h2h.csv", "pairs.csv", "players.json"]
+    tables = ["games.csv", "decisions.csv", "decision_quality.csv", "decision_quality_spread.csv", "ratings.csv",
+              "h2h.csv", "pairs.csv", "players.json"]
     for name, table in sorted(results.extra.items()):
         if f"{name}.csv" in tables or name in ("meta", "players"):
             raise PublishError(f"an extra table may not be named {name!r}: that is a table of the contract")
@@ -147,8 +153,14 @@ def default_out_dir(names: Sequence[str]) -> Path:
 
 
 def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str = "max-damage",
-            runs_dir: Path | str = RUNS_DIR, n_bootstrap: int = 200, seed: int = 0, level: float = 0.95) -> Path:
-    """Merge the runs, compute the results, write the published folder and its site; return its path."""
+            runs_dir: Path | str = RUNS_DIR, n_bootstrap: int = 200, seed: int = 0, level: float = 0.95,
+            analyse: bool = False, workers: int = 2, analysis: Settings = Settings()) -> Path:
+    """Merge the runs, compute the results, write the published folder and its site; return its path.
+
+    The runs' decision quality (searched with the settings `analysis`) is published as far as
+    ``pokebench analyse`` cached it; `analyse` first searches what the cache lacks (`workers` processes).
+    """
+    from pokebench.analysis.quality import read_quality
     from pokebench.site.build import SiteError, build_site, check_site_inputs
 
     names = list(dict.fromkeys(names))
@@ -158,8 +170,14 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
     if out.is_dir() and any(out.iterdir()) and not _is_site(out):
         raise PublishError(f"{out} exists and is not a PokéBench site; it is left as it is. "
                            "Choose another --out, or remove that folder.")
+    if analyse:
+        from pokebench.analysis.analyse import analyse_runs
+
+        analyse_runs(names, runs_dir, analysis, workers=workers)
     with load_runs(names, runs_dir) as data:
-        results = compute_results(data, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed, level=level)
+        quality, spread = read_quality(data.run_dirs, data.games["uid"], analysis)
+        results = compute_results(data, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed, level=level,
+                                  quality=quality, quality_spread=spread)
         try:  # the replays need Showdown's text templates: fail before writing anything
             check_site_inputs()
         except SiteError as err:

@@ -1,0 +1,35 @@
+"""What a search of a decision depends on: the settings and the engine's version (no engine needed to read them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+
+__all__ = ["Settings", "ANALYSIS_VERSION", "engine_version"]
+
+#: Bumped when what is searched changes (the bridge, the views): older cached searches are not reused.
+ANALYSIS_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a search of a decision depends on (the cache's key with the engine version)."""
+
+    iterations: int = 1000  # MCTS iterations per state, for every player the same
+    samples: int = 4  # sampled positions of the player's information
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1 or self.samples < 1:
+            raise ValueError(f"the analysis needs iterations >= 1 and samples >= 1, not {self}")
+
+    @property
+    def key(self) -> str:
+        return f"iterations={self.iterations},samples={self.samples},analysis={ANALYSIS_VERSION}"
+
+
+def engine_version() -> str:
+    """``poke-engine <version>``, or "" when poke-engine is not installed."""
+    try:
+        return f"poke-engine {version('poke-engine')}"
+    except PackageNotFoundError:
+        return ""
