@@ -35,7 +35,7 @@ from pokebench.results.loading import safe_name
 from pokebench.results.reading import load_results
 from pokebench.site import format as fmt
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
-from pokebench.site.replay import answers_by_turn, script_text, team_sheet, text_turns, viewer_log
+from pokebench.site.replay import answers_by_turn, quality_by_turn, script_text, team_sheet, text_turns, viewer_log
 
 __all__ = ["build_site", "check_site_inputs", "SiteError", "VIEWER_URL"]
 
@@ -137,7 +137,24 @@ class _Site:
         h2h = {(c["player"], c["opponent"]): c for c in _records(self.results.h2h)}
         self.write("index.html", "index.html", 0, ratings=self.ratings, h2h=h2h,
                    pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
-                   spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty)
+                   spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
+                   quality=self._quality_summary())
+
+    def _quality_summary(self) -> dict[str, Any] | None:
+        """What the leaderboard says of the decision quality: its settings and the engine's run-to-run spread."""
+        quality = self.results.quality
+        if quality.empty:
+            return None
+        spread = self.results.quality_spread
+        player = spread[spread["view"] == "player"] if not spread.empty else spread
+        diff = (pd.to_numeric(player["regret_1"]) - pd.to_numeric(player["regret_2"])).abs() if len(player) else None
+        return {"engine": ", ".join(sorted(set(map(str, quality["engine"])))),
+                "settings": ", ".join(sorted(set(map(str, quality["settings"])))),
+                "decisions": len(quality), "repeated": len(player),
+                "spread": None if diff is None else float(diff.mean()),
+                "spread_p90": None if diff is None else float(diff.quantile(0.9)),
+                "same_choice": None if diff is None else
+                float((player["engine_action_1"] == player["engine_action_2"]).mean())}
 
     def games_page(self) -> None:
         self.write("games.html", "games.html", 0, groups=_game_groups(self.games))
@@ -160,6 +177,8 @@ class _Site:
     def replays(self) -> None:
         decisions = self.results.decisions
         by_game = {uid: _records(grp) for uid, grp in decisions.groupby("uid")} if not decisions.empty else {}
+        scored = self.results.quality
+        quality = {uid: _records(grp) for uid, grp in scored.groupby("uid")} if not scored.empty else {}
         partner: dict[str, str] = {}
         for _, grp in self.games.groupby(["run", "matchup", "pair"]):
             if len(grp) == 2:
@@ -171,8 +190,11 @@ class _Site:
             teams_file = self.root / "teams" / f"{uid}.json"
             teams = json.loads(teams_file.read_text(encoding="utf-8")) if teams_file.is_file() else {}
             turns = text_turns(log)
-            answers = answers_by_turn(by_game.get(uid, []), [t for t, _ in turns])
+            mine = quality.get(uid, [])
+            answers = answers_by_turn(by_game.get(uid, []), [t for t, _ in turns],
+                                      {(r["side"], int(r["decision"])): r for r in mine})
             self.write(f"replays/{uid}.html", "replay.html", 1, game=game, turns=turns, answers=answers,
+                       engine=quality_by_turn(mine, [t for t, _ in turns]),
                        viewer_log=viewer_log(log), viewer_url=self.viewer_url, partner=partner.get(uid),
                        sheets={side: team_sheet(teams.get(side)) for side in ("p1", "p2")})
 

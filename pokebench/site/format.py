@@ -26,6 +26,15 @@ def interval(lo: Any, hi: Any) -> str:
     return DASH if missing(lo) or missing(hi) else f"{float(lo):.0f}–{float(hi):.0f}"
 
 
+def regret(x: Any) -> str:
+    """A regret (expected score, 0 to 1) to three decimals."""
+    return DASH if missing(x) else f"{float(x):.3f}"
+
+
+def regret_interval(lo: Any, hi: Any) -> str:
+    return DASH if missing(lo) or missing(hi) else f"{float(lo):.3f}–{float(hi):.3f}"
+
+
 def cost(x: Any) -> str:
     if missing(x):
         return DASH
@@ -62,6 +71,6 @@ def sort_value(x: Any) -> str:
     return "" if missing(x) else str(x)
 
 
-FILTERS = {"elo": elo, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
+FILTERS = {"elo": elo, "regret": regret, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
            "sortval": sort_value}
-GLOBALS = {"interval": interval, "url": url, "missing": missing, "DASH": DASH}
+GLOBALS = {"interval": interval, "regret_interval": regret_interval, "url": url, "missing": missing, "DASH": DASH}

@@ -7,7 +7,8 @@ import math
 import re
 from typing import Any, Iterable
 
-__all__ = ["split_turns", "text_turns", "viewer_log", "script_text", "team_sheet", "answers_by_turn"]
+__all__ = ["split_turns", "text_turns", "viewer_log", "script_text", "team_sheet", "answers_by_turn",
+           "quality_by_turn"]
 
 TURN_RE = re.compile(r"^\s*== Turn (\d+) ==\s*$")
 
@@ -79,8 +80,24 @@ def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def answers_by_turn(rows: list[dict[str, Any]], turns: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """Each answer under the last text turn at or before its own turn (refinement calls left out)."""
+def _under_turn(turn: Any, known: list[int]) -> int:
+    """The last text turn at or before `turn`."""
+    t = 0 if _missing(turn) else int(turn)
+    return max([k for k in known if k <= t], default=known[0])
+
+
+def quality_by_turn(rows: list[dict[str, Any]], turns: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The engine's view of each decision (decision_quality.csv rows) under its text turn, side 1 first."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for row in sorted(rows, key=lambda r: (int(r["turn"]), int(r["decision"]), str(r["side"]))):
+        out.setdefault(_under_turn(row["turn"], turns or [0]), []).append(row)
+    return out
+
+
+def answers_by_turn(rows: list[dict[str, Any]], turns: list[int],
+                    quality: dict[tuple[str, int], dict[str, Any]] | None = None) -> dict[int, list[dict[str, Any]]]:
+    """Each answer under the last text turn at or before its own turn (refinement calls left out), with
+    ``engine``: the engine's view of its decision (`quality`, by side and decision number) when scored."""
     known = turns or [0]
     out: dict[int, list[dict[str, Any]]] = {}
     for row in sorted(rows, key=lambda r: (0 if _missing(r.get("turn")) else int(r["turn"]), str(r.get("side")),
@@ -89,7 +106,7 @@ def answers_by_turn(rows: list[dict[str, Any]], turns: list[int]) -> dict[int, l
             continue
         extra = row.get("extra")
         row = dict(row, extra=json.loads(extra) if isinstance(extra, str) and extra else {})
-        t = 0 if _missing(row.get("turn")) else int(row["turn"])
-        target = max([k for k in known if k <= t], default=known[0])
-        out.setdefault(target, []).append(row)
+        decision = None if _missing(row.get("decision")) else (str(row.get("side")), int(row["decision"]))
+        row["engine"] = (quality or {}).get(decision) if decision else None
+        out.setdefault(_under_turn(row.get("turn"), known), []).append(row)
     return out
