@@ -1,0 +1,151 @@
+"""Decision quality on real games: positions from the pinned simulator, the engine's damage against
+Showdown's, and `pokebench analyse` on a real bot run (real server, real poke-env, real poke-engine)."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from support.games import REPO_DIR
+
+pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make setup` builds it")
+
+from pokebench.analysis.analyse import analyse_runs  # noqa: E402
+from pokebench.analysis.cache import cache_path, read_entries  # noqa: E402
+from pokebench.analysis.quality import read_quality  # noqa: E402
+from pokebench.analysis.settings import Settings  # noqa: E402
+from pokebench.engine.damage_check import check_game, summarise  # noqa: E402
+from pokebench.engine.from_messages import player_battle, player_name, player_positions  # noqa: E402
+from pokebench.engine.from_showdown import engine_action, game_positions, position_from_showdown  # noqa: E402
+from pokebench.engine.sets import SetTable  # noqa: E402
+from pokebench.engine.state import build_state  # noqa: E402
+from pokebench.results.store import RunStore  # noqa: E402
+from pokebench.results.writing import publish  # noqa: E402
+
+#: Small searches: the test checks behaviour, not the published settings.
+SETTINGS = Settings(iterations=300, samples=2)
+
+
+def _id(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of the reference bots: 6 seeded games (bots-smoke, one pair per matchup)."""
+    root = tmp_path_factory.mktemp("analysis")
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    done = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root / "runs"
+
+
+@pytest.fixture(scope="module")
+def records(run_dir: Path) -> list[dict]:
+    with RunStore.open_existing(run_dir / "bots-smoke" / "store.sqlite") as store:
+        return list(store.records())
+
+
+@pytest.fixture(scope="module")
+def games(records: list[dict]) -> dict:
+    replayed = game_positions([(r["game_id"], r["input_log"]) for r in records])
+    return {g.id: g for g in replayed}
+
+
+def test_positions_hold_the_games_teams_and_the_choices_of_the_input_log(records, games) -> None:
+    for record in records:
+        game = games[record["game_id"]]
+        first = game.decisions[0]
+        for side in ("p1", "p2"):
+            state = first.state["sides"][side]["pokemon"]
+            team = record[f"{side}team"]
+            assert [(m["species"], m["level"], m["item"], m["ability"], sorted(x["id"] for x in m["moves"]),
+                     m["tera_type"].lower()) for m in state] == [
+                (_id(t["species"]), t["level"], _id(t["item"]), _id(t["ability"]), sorted(_id(x) for x in t["moves"]),
+                 t["teraType"].lower()) for t in team]
+        # every decision's answer is the input log's next choice of that side, in order
+        for side in ("p1", "p2"):
+            logged = [line.split(" ", 1)[1] for line in record["input_log"] if line.startswith(f">{side} ")]
+            assert [d.choice for d in game.side_decisions(side)] == logged
+
+
+def test_every_decision_gives_an_engine_state_with_the_choice_among_its_actions(games) -> None:
+    import poke_engine
+
+    for game in games.values():
+        for decision in game.decisions:
+            position = position_from_showdown(decision)
+            assert position.side_one.mons[position.side_one.active].hp > 0 or decision.request.get("forceSwitch")
+            state = build_state(position)
+            if decision.index % 7 == 0:  # the choice is an action the engine offers (a sample, searches cost)
+                result = poke_engine.monte_carlo_tree_search(state, iterations=50)
+                offered = {o.move_choice for o in result.side_one}
+                assert engine_action(decision.choice, decision.state["sides"][decision.side]) in offered
+
+
+def test_the_players_view_knows_only_what_its_messages_revealed(records, games) -> None:
+    sets = SetTable.load()
+    record = records[0]
+    game = games[record["game_id"]]
+    for decision in game.decisions[::5]:
+        name = player_name(record["input_log"], decision.side)
+        battle = player_battle(game, decision, name)
+        foe = "p2" if decision.side == "p1" else "p1"
+        seen = [line.split("|")[3].split(",")[0] for line in game.messages[decision.side][:decision.messages]
+                if line.startswith(("|switch|", "|drag|")) and line.split("|")[2].startswith(foe)]
+        assert sorted({_id(m.species) for m in battle.opponent_team.values()}) == sorted({_id(s) for s in seen})
+        assert {_id(m.species) for m in battle.team.values()} == {_id(t["species"]) for t in record[f"{decision.side}team"]}
+        for position in player_positions(game, decision, name, sets, random.Random(0), 2):
+            build_state(position)
+
+
+def test_the_engines_damage_contains_what_showdown_dealt(games) -> None:
+    hits = [hit for game in games.values() for hit in check_game(game)]
+    share, compared, kinds = summarise(hits)
+    print(f"\ndamage cross-check: {share:.3f} of {compared} hits contained; kinds: {dict(kinds)}")
+    assert compared >= 50
+    assert share >= 0.8, kinds
+
+
+def test_analyse_scores_every_decision_once_and_orders_random_below_max_damage(run_dir, games) -> None:
+    report = analyse_runs(["bots-smoke"], run_dir, SETTINGS, workers=2, spread=6, progress=False)
+    decisions = sum(len(g.decisions) for g in games.values())
+    assert (report.searched_games, report.decisions, report.repeats) == (len(games), decisions, 6)
+    entries = list(read_entries(cache_path(run_dir / "bots-smoke")))
+    assert len(entries) == decisions + 6
+
+    again = analyse_runs(["bots-smoke"], run_dir, SETTINGS, workers=2, spread=6, progress=False)
+    assert (again.searched_games, again.decisions, again.repeats) == (0, 0, 0)  # the cache: nothing searched
+    assert len(list(read_entries(cache_path(run_dir / "bots-smoke")))) == len(entries)
+
+    quality, spread = read_quality([run_dir / "bots-smoke"], [e["uid"] for e in entries], SETTINGS)
+    assert len(quality) == decisions and len(spread) >= 6
+    scored = quality[quality["options"] > 1]
+    assert scored["regret"].notna().all() and scored["regret_full"].notna().all()
+    assert (scored["regret"] >= -0.05).all() and (scored["regret"] <= 1).all()
+    assert (scored["regret"].abs() < 1e-9).eq(scored["match"].astype(bool)).mean() > 0.95
+    means = scored.groupby("player")["regret"].mean()
+    print(f"\nmean regret: {means.to_dict()}")
+    assert means["random"] > means["max-damage"]
+
+
+def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_dir, tmp_path) -> None:
+    analyse_runs(["bots-smoke"], run_dir, SETTINGS, workers=2, progress=False)
+    out = publish(["bots-smoke"], tmp_path / "site", runs_dir=run_dir, n_bootstrap=20, analysis=SETTINGS)
+    table = pd.read_csv(out / "decision_quality.csv")
+    ratings = pd.read_csv(out / "ratings.csv").set_index("player")
+    assert len(table) and set(table["player"]) == set(ratings.index)
+    assert (ratings["analysed_decisions"] > 0).all()
+    assert (ratings["mean_regret_low"] <= ratings["mean_regret"]).all()
+    assert (ratings["mean_regret"] <= ratings["mean_regret_high"]).all()
+    assert "Mean regret" in (out / "index.html").read_text(encoding="utf-8")
+    replay = (out / "replays" / f"{table['uid'].iloc[0]}.html").read_text(encoding="utf-8")
+    assert "Engine:" in replay and "regret" in replay
