@@ -18,7 +18,8 @@ the critical range when Showdown says the hit was critical. Every hit is given o
   ``immune``, ``failed``, ``no damage line`` (e.g. Disguise), ``engine computes no damage``;
 - mismatches: ``changed earlier in the turn`` (a chance effect of the first move, e.g. Moonblast's
   Special Attack drop, that the engine's calculation does not assume), ``engine too high``,
-  ``engine too low``, ``multi-hit outside range``, ``engine error`` (the state could not be built).
+  ``engine too low``, ``multi-hit: other number of hits`` (the engine counts a fixed number of hits;
+  Showdown rolls 2–5, or stops when the target or the user faints), ``engine error`` (no state).
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def _classify(block: list[list[str]], target: str, hp_before: int, highest: int,
               ) -> tuple[int | None, bool, int, str]:
     """(HP dealt, critical, hits, kind) of a move's block of lines on `target` (a side id)."""
     crit = any(p[1] == "-crit" for p in block if len(p) > 1)
-    hits = next((int(p[3]) for p in block if len(p) > 3 and p[1] == "-hitcount"), 1)
+    counted = [int(p[3]) for p in block if len(p) > 3 and p[1] == "-hitcount"]
+    hits = counted[0] if counted else 1
     for kind, test in (("substitute", lambda p: "Substitute" in "|".join(p) and p[1] in ("-activate", "-end")),
                        ("protected", lambda p: p[1] == "-activate" and "Protect" in "|".join(p)),
                        ("missed", lambda p: p[1] == "-miss"), ("immune", lambda p: p[1] == "-immune"),
@@ -124,9 +126,9 @@ def _classify(block: list[list[str]], target: str, hp_before: int, highest: int,
     dealt = hp_before - hp_after
     low, high = _range(highest)
     low_crit, high_crit = _range(highest_crit)
-    if hits > 1:
-        ok = hits * low <= dealt <= hits * (high_crit if crit else high) or (hp_after <= 1 and dealt <= hits * high_crit)
-        return dealt, crit, hits, "contained (multi-hit)" if ok else "multi-hit outside range"
+    if counted:  # the engine's damage is the total of the number of hits it assumes (Triple Axel: three)
+        ok = low <= dealt <= (high_crit if crit else high) or (hp_after <= 1 and dealt <= high_crit)
+        return dealt, crit, hits, "contained (multi-hit)" if ok else "multi-hit: other number of hits"
     if low <= dealt <= high:
         return dealt, crit, hits, "contained"
     if crit and low_crit <= dealt <= high_crit:
@@ -197,7 +199,8 @@ def check_game(game: GamePositions) -> list[Hit]:
 
 
 def summarise(hits: Iterable[Hit]) -> tuple[float, int, Counter[str]]:
-    """(share contained of the compared hits, compared hits, count of every kind)."""
+    """(share contained of the compared hits, compared hits, count of every kind). A knock-out is
+    contained whenever the engine's roll reaches the HP taken: ``kinds`` tells them apart."""
     kinds = Counter(h.kind.split(":")[0] for h in hits)
     compared = sum(n for kind, n in kinds.items() if kind not in NOT_COMPARED)
     contained = sum(kinds[k] for k in CONTAINED)

@@ -107,6 +107,8 @@ def answers_by_turn(rows: list[dict[str, Any]], turns: list[int],
         extra = row.get("extra")
         row = dict(row, extra=json.loads(extra) if isinstance(extra, str) and extra else {})
         decision = None if _missing(row.get("decision")) else (str(row.get("side")), int(row["decision"]))
-        row["engine"] = (quality or {}).get(decision) if decision else None
+        engine = (quality or {}).get(decision) if decision else None
+        # the same decision when its turn agrees (a player that skipped a request would shift the numbers)
+        row["engine"] = engine if engine is not None and int(engine["turn"]) == int(row.get("turn") or -1) else None
         out.setdefault(_under_turn(row.get("turn"), known), []).append(row)
     return out
