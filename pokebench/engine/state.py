@@ -91,7 +91,8 @@ def _mon(mon: MonSpec, where: str) -> Pokemon:
         id=engine_name("species", mon.species, f"{where}.species"), level=mon.level,
         # The engine applies Terastallization itself (defence from tera_type, STAB from both): a
         # Terastallized Pokémon keeps its types from before (checked against Showdown: damage_check.py).
-        types=_types(mon.base_types if mon.terastallized else mon.types, f"{where}.types"), base_types=_types(mon.base_types, f"{where}.base_types"),
+        types=_types(mon.base_types if mon.terastallized else mon.types, f"{where}.types"),
+        base_types=_types(mon.base_types, f"{where}.base_types"),
         hp=max(0, mon.hp), maxhp=mon.max_hp,
         ability=engine_name("ability", mon.ability, f"{where}.ability"),
         base_ability=engine_name("ability", mon.base_ability or mon.ability, f"{where}.base_ability"),
