@@ -138,8 +138,15 @@ def test_analyse_scores_every_decision_once_and_orders_random_below_max_damage(r
 
 
 def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_dir, tmp_path) -> None:
-    analyse_runs(["bots-smoke"], run_dir, SETTINGS, workers=2, progress=False)
-    out = publish(["bots-smoke"], tmp_path / "site", runs_dir=run_dir, n_bootstrap=20, analysis=SETTINGS)
+    analyse_runs(["bots-smoke"], run_dir, SETTINGS, workers=2, progress=False)  # nothing when cached already
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    done = subprocess.run([sys.executable, "-m", "pokebench", "analyse", "bots-smoke", "--runs-dir", str(run_dir),
+                           "--iterations", str(SETTINGS.iterations), "--samples", str(SETTINGS.samples)],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "6 games:" in done.stdout and "0 searched now" in done.stdout  # the cache: nothing searched again
+    out = publish(["bots-smoke"], tmp_path / "site", runs_dir=run_dir, n_bootstrap=20, analyse=True,
+                  analysis=SETTINGS)
     table = pd.read_csv(out / "decision_quality.csv")
     ratings = pd.read_csv(out / "ratings.csv").set_index("player")
     assert len(table) and set(table["player"]) == set(ratings.index)
