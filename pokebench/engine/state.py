@@ -40,6 +40,10 @@ APPROXIMATIONS: dict[str, str] = {
     "nature and EVs": "the engine's defaults (serious, 85 each): the stats themselves are given",
     "opponent's unrevealed facts (player's information)": "sampled from the pinned server's random-battle sets "
     "(sets.py); its stats from base stats, level, 84 EVs and 31 IVs; its HP from the shown percentage",
+    "Choice lock (full information)": "its volatile is dropped; the moves it locks out are disabled, as Showdown's "
+    "request disables them",
+    "Future Sight (full information)": "Showdown keeps it on the target's slot; the engine on the user's side, "
+    "with the turns left",
     "illusion": "the player's information takes the Pokémon shown as the one there",
 }
 _BOOSTS = {"atk": "attack_boost", "def": "defense_boost", "spa": "special_attack_boost",
