@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import subprocess
 import time
 
@@ -25,6 +24,7 @@ from pokebench.showdown.server import LocalShowdown
 from pokebench.players.heuristic import HeuristicBot
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.players.random_bot import RandomBot
+from pokebench.util import usable_cpus
 
 CEILING_JS = r"""
 const {BattleStream, getPlayerStreams} = require('./dist/sim/battle-stream');
@@ -70,7 +70,7 @@ def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> tuple[flo
         arena = Arena(server, factories, "gen9randombattle", 300, concurrency, matchup_order=[specs[0].matchup])
         return [o.record["turns"] async for o in arena.play(specs) if isinstance(o, GameResult)]
 
-    with LocalShowdown(sim_processes=os.cpu_count() or 1) as server:
+    with LocalShowdown(sim_processes=usable_cpus()) as server:
         start = time.perf_counter()
         turns = asyncio.run(main(server))
         return len(turns) / (time.perf_counter() - start), sum(turns) / max(1, len(turns))
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
-    cores = os.cpu_count() or 1
+    cores = usable_cpus()
     print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
     rows = [
         ("ceiling, raw simulator, 1 process", *ceiling(args.games // 2, 1)),

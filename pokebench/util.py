@@ -1,4 +1,4 @@
-"""Small helpers every stage uses: UTC timestamps and atomic file writes."""
+"""Small helpers every stage uses: UTC timestamps, atomic file writes, the CPUs this process may use."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["utc_now", "atomic_write_text"]
+__all__ = ["utc_now", "atomic_write_text", "usable_cpus"]
 
 
 def utc_now() -> str:
@@ -37,3 +37,8 @@ def atomic_write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity: a SLURM job's ``-c``, a ``taskset``), not the machine's."""
+    return max(1, len(os.sched_getaffinity(0)))

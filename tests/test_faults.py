@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -128,23 +129,35 @@ def test_shards_of_one_run_hold_the_run_together_but_not_the_same_shard(tmp_path
     from pokebench.play.lock import RunLock, RunLockedError
 
     run_dir = tmp_path / "run"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; from pokebench.play.lock import RunLock; "
-         "lock = RunLock(Path(sys.argv[1]), Path(sys.argv[1]) / 'shard-0-of-2.sqlite', shard=True).acquire(); "
-         "print('held', flush=True); time.sleep(60)", str(run_dir)],
-        env=ENV, stdout=subprocess.PIPE, text=True)
-    try:
+
+    def hold(shard: int) -> subprocess.Popen[str]:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sys, time; from pathlib import Path; from pokebench.play.lock import RunLock; "
+             f"lock = RunLock(Path(sys.argv[1]), Path(sys.argv[1]) / 'shard-{shard}-of-3.sqlite', shard=True).acquire(); "
+             "print('held', flush=True); time.sleep(60)", str(run_dir)],
+            env=ENV, stdout=subprocess.PIPE, text=True)
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with RunLock(run_dir, run_dir / "shard-1-of-2.sqlite", shard=True):
-            pass  # another shard plays beside it
-        with pytest.raises(RunLockedError, match=f"shard shard-0-of-2 in .* is being played by process {holder.pid}"):
-            RunLock(run_dir, run_dir / "shard-0-of-2.sqlite", shard=True).acquire()
-        with pytest.raises(RunLockedError, match=f"process {holder.pid}"):
-            RunLock(run_dir, run_dir / "store.sqlite").acquire()
+        return holder
+
+    holders = [hold(0), hold(1)]
+    here = socket.gethostname()
+    try:
+        with RunLock(run_dir, run_dir / "shard-2-of-3.sqlite", shard=True):
+            pass  # another shard plays beside them
+        with pytest.raises(RunLockedError) as refused:
+            RunLock(run_dir, run_dir / "shard-0-of-3.sqlite", shard=True).acquire()
+        # only the holder of the contested shard, with its host (on a cluster a pid alone names nothing)
+        assert f"shard shard-0-of-3 in {run_dir} is being played by process {holders[0].pid} on {here}." in str(
+            refused.value)
+        assert f"kill {holders[0].pid}`" in str(refused.value) and str(holders[1].pid) not in str(refused.value)
+        with pytest.raises(RunLockedError) as refused:
+            RunLock(run_dir, run_dir / "store.sqlite").acquire()  # the whole run: every shard holds the folder
+        assert all(f"process {h.pid} on {here}" in str(refused.value) for h in holders)
     finally:
-        holder.kill()
-        holder.wait()
-    with RunLock(run_dir, run_dir / "store.sqlite"):  # the holder's end (here SIGKILL) releases everything
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+    with RunLock(run_dir, run_dir / "store.sqlite"):  # the holders' end (here SIGKILL) releases everything
         pass
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.games import REPO_DIR
+from support.published import assert_same_games
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.results.store import RunStore
 
@@ -189,6 +191,7 @@ def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_pa
     with RunStore.open_existing(run_dir / "shard-0-of-2.sqlite") as a, \
             RunStore.open_existing(run_dir / "shard-1-of-2.sqlite") as b:
         assert set(a.games().pair) == {2} and set(b.games().pair) == {1, 3}
+        assert [s["host"] for s in a.starts()] == [socket.gethostname()]  # each shard knows where it was played
         shards = a.done_game_ids() | b.done_game_ids()
     assert sorted(shards) == sorted(s.game_id for s in planned("bots-smoke", 3))
     pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "publish=false")  # the whole run: everything is done already
@@ -201,16 +204,7 @@ def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_pa
 
 
 def test_a_two_shard_run_merges_to_the_same_games_and_ratings_as_the_unsharded_run(tmp_path):
-    import pandas as pd
-
     pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=2", "name=split")
     pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "name=whole")
     site = tmp_path / "data" / "site"
-    same = ["game_id", "matchup", "pair", "game", "p1", "p2", "winner", "turns", "end_reason", "battle_seed",
-            "p1_team_seed", "p2_team_seed"]
-    split, whole = (pd.read_csv(site / name / "games.csv").sort_values("game_id")[same].reset_index(drop=True)
-                    for name in ("split", "whole"))
-    assert len(whole) == 12 and split.equals(whole)  # the same games, played the same way
-    assert pd.read_csv(site / "split" / "ratings.csv").equals(pd.read_csv(site / "whole" / "ratings.csv"))
-    logs = {name: sorted(p.read_bytes() for p in (site / name / "inputlogs").glob("*.log")) for name in ("split", "whole")}
-    assert len(logs["whole"]) == 12 and logs["split"] == logs["whole"]  # byte-identical input logs
+    assert_same_games(site / "split", site / "whole", games=12)  # the same games, byte-identical input logs

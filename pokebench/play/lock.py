@@ -7,13 +7,16 @@ ends, also by SIGKILL; there is never a stale lock to remove by hand.
 A run folder has one folder lock, ``runs/NAME/.lock``: the whole run takes it exclusively,
 a shard (``shard=I/N``) takes it shared, so the shards of a run play side by side while a
 whole run and a shard never do (the whole run would play what the shard is playing). Each
-store also has its own lock, ``<store>.lock``, exclusive, holding its process's pid.
+store also has its own lock, ``<store>.lock``, exclusive, holding its process's pid and host name
+(on a cluster a pid alone names nothing): a refused process names the holder of what it wanted,
+the store's holder, or for the run folder the holders of its stores.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import socket
 from pathlib import Path
 from types import TracebackType
 
@@ -21,11 +24,11 @@ __all__ = ["RunLock", "RunLockedError"]
 
 
 class RunLockedError(RuntimeError):
-    """Another process plays this run (or this shard of it); the message names its pid."""
+    """Another process plays this run (or this shard of it); the message names its pid and host."""
 
 
-def _held_by(lock_file: Path) -> int | None:
-    """The pid written in a lock file that some process holds right now, else None."""
+def _held_by(lock_file: Path) -> tuple[int, str] | None:
+    """(pid, host) written in a lock file that some process holds right now, else None (-1, "": unknown)."""
     try:
         fd = os.open(lock_file, os.O_RDONLY)
     except OSError:
@@ -34,12 +37,17 @@ def _held_by(lock_file: Path) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            return int(text) if text.isdigit() else -1
+            pid, _, host = os.pread(fd, 300, 0).decode(errors="replace").strip().partition(" ")
+            return (int(pid) if pid.isdigit() else -1), host
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
         os.close(fd)
+
+
+def _describe(holder: tuple[int, str]) -> str:
+    pid, host = holder
+    return f"process {pid} on {host or 'an unknown host'}" if pid > 0 else "another process"
 
 
 class RunLock:
@@ -55,17 +63,20 @@ class RunLock:
     def store_lock(self) -> Path:
         return self.store_path.with_name(self.store_path.name + ".lock")
 
-    def _holders(self) -> list[int]:
-        pids = {pid for path in sorted(self.run_dir.glob("*.lock")) if (pid := _held_by(path)) is not None}
-        return sorted(pids)
+    def _holders(self, contested: Path) -> list[tuple[int, str]]:
+        """Who holds `contested`: its own holder for a store's lock; for the run folder's, the holders of its stores."""
+        files = [contested] if contested != self.run_dir / ".lock" else sorted(self.run_dir.glob("*.sqlite.lock"))
+        return sorted({held for path in files if (held := _held_by(path)) is not None})
 
-    def _refuse(self) -> None:
-        pids = [p for p in self._holders() if p != os.getpid()]
-        who = ", ".join(f"process {p}" for p in pids if p > 0) or "another process"
+    def _refuse(self, contested: Path) -> None:
+        holders = self._holders(contested)
+        who = ", ".join(_describe(h) for h in holders) or "another process"
         what = f"shard {self.store_path.stem}" if self.shard else "run"
+        here = socket.gethostname()
+        stop = "; ".join(f"`kill {pid}`" + ("" if host == here else f" on {host}") for pid, host in holders if pid > 0)
         raise RunLockedError(
             f"The {what} in {self.run_dir} is being played by {who}. Two processes on one run would play the "
-            f"same games twice; wait until it ends (or stop it{f': kill {pids[0]}' if pids and pids[0] > 0 else ''}) "
+            f"same games twice; wait until it ends (or stop it{f': {stop}' if stop else ''}) "
             "and start again: the run resumes where it stopped.")
 
     def _lock(self, path: Path, mode: int) -> int:
@@ -75,7 +86,7 @@ class RunLock:
         except BlockingIOError:
             os.close(fd)
             self.release()
-            self._refuse()
+            self._refuse(path)
         self._fds.append(fd)
         return fd
 
@@ -84,7 +95,7 @@ class RunLock:
         self._lock(self.run_dir / ".lock", fcntl.LOCK_SH if self.shard else fcntl.LOCK_EX)
         fd = self._lock(self.store_lock, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
         return self
 
     def release(self) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
 from pokebench.results.store import RunStore, check_store, run_stores, store_path
+from pokebench.util import usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +44,7 @@ class RunStopped(RuntimeError):
 
 def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
     if cfg.server.port is None:
-        sims = cfg.server.sim_processes or os.cpu_count() or 1
+        sims = cfg.server.sim_processes or usable_cpus()
         return LocalShowdown(sim_processes=int(sims), log_path=log_path)
     return RemoteShowdown(cfg.server.host, int(cfg.server.port), os.environ.get("POKEBENCH_ADMIN_TOKEN"))
 
@@ -211,6 +213,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
         def bound_store() -> RunStore:
             store = stack.enter_context(RunStore(path, check=False))  # checked above, before the lock
             store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprint)
+            store.note_start(socket.gethostname(), os.getpid())  # a shard's node, in its own store
             return store
 
         store = bound_store() if path.exists() else None  # a changed config is refused before the server starts

@@ -255,6 +255,19 @@ class RunStore:
                 f"`name=...`, or restore the config it was made with."
             )
 
+    def note_start(self, host: str, pid: int) -> None:
+        """Add one start of the run to the store's ``starts`` (on a cluster: which node played a shard, when)."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            starts = self.starts()
+            starts.append({"host": host, "pid": pid, "at": utc_now()})
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('starts', ?)", (json.dumps(starts),))
+
+    def starts(self) -> list[dict[str, Any]]:
+        """Every start of the run on this store, oldest first: ``{"host", "pid", "at"}``."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'starts'").fetchone()
+        return json.loads(row[0]) if row else []
+
     # ---- writing --------------------------------------------------------------------------
     def save_game(self, spec: GameSpec, record: dict[str, Any], players: dict[str, Any], started_at: str,
                   decisions: Iterable[dict[str, Any]] = ()) -> bool:

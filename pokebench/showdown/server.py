@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ from typing import Sequence
 from pokebench import paths
 from pokebench.showdown.errors import ServerError
 from pokebench.showdown.node import export_generated, node_command, node_env, node_version
+from pokebench.showdown.state import NODE_FLAGS, server_root
+from pokebench.util import usable_cpus, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +190,8 @@ class LocalShowdown:
         self.startup_timeout = startup_timeout
         self.admin_token = secrets.token_hex(16)
         self.process: subprocess.Popen[bytes] | None = None
+        #: This server's own Showdown root (:mod:`pokebench.showdown.state`), removed when it stops.
+        self.root: Path | None = None
         self.address: ServerAddress | None = None
         self.restarts = 0
         self._log_file = None
@@ -218,10 +223,15 @@ class LocalShowdown:
                        POKEBENCH_PARENT_PID=str(os.getpid()))
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self.log_path, "ab")
+            self._log_file = open(self.log_path, "ab")  # every start appends: an earlier attempt's log stays
+            self._log_file.write(f"--- {utc_now()} PokéBench starts the server on {socket.gethostname()} "
+                                 f"(harness pid {os.getpid()}, port {port}) ---\n".encode())
+            self._log_file.flush()
+        self.root = server_root(paths.showdown_package_dir(), Path(tempfile.mkdtemp(prefix="pokebench-showdown-")))
         self.process = subprocess.Popen(
-            [*self.launch_prefix, *node_command("pokemon-showdown", "start", "--skip-build", "--no-security", str(port))],
-            cwd=paths.showdown_package_dir(), env=env, stdin=subprocess.DEVNULL,
+            [*self.launch_prefix, *node_command(*NODE_FLAGS, "pokemon-showdown", "start", "--skip-build",
+                                                "--no-security", str(port))],
+            cwd=self.root, env=env, stdin=subprocess.DEVNULL,
             stdout=self._log_file or subprocess.DEVNULL, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: we stop the simulators with it
         )
@@ -311,6 +321,9 @@ class LocalShowdown:
             except (ProcessLookupError, PermissionError):
                 pass
         self.process = None
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = None
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -358,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="check that the pinned server is installed and ready")
     start = sub.add_parser("start", help="run the server in the foreground until Ctrl-C")
     start.add_argument("--port", type=int, default=8000)
-    start.add_argument("--sim-processes", type=int, default=os.cpu_count() or 1)
+    start.add_argument("--sim-processes", type=int, default=usable_cpus())
     args = parser.parse_args(argv)
     try:
         if args.command == "install":

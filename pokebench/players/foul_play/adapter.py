@@ -56,6 +56,7 @@ from pokebench.player.faults import HarnessFault
 from pokebench.play.schedule import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
 from pokebench.showdown.server import ServerAddress
+from pokebench.util import usable_cpus
 from pokebench.players.foul_play.installation import (PINNED_COMMIT, check_engine, engine_version,
                                                        find_installation)
 from pokebench.players.foul_play.process import HEARTBEAT_INTERVAL, FoulPlayProcess, LogSink
@@ -88,7 +89,7 @@ def search_time_per_position(search_ms_per_move: int) -> int:
 
 def default_max_in_flight() -> int:
     """One process per core, less one core for the server and the other players; at least one."""
-    return max(1, len(os.sched_getaffinity(0)) - 1)
+    return max(1, usable_cpus() - 1)
 
 
 class _Slot:
