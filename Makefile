@@ -12,7 +12,7 @@ ENGINE_STAMP := $(VENV)/.poke-engine-installed
 ENGINE_INSTALL := $(PY) -m pip install --quiet --force-reinstall --no-binary poke-engine poke-engine==0.0.48 \
 	--config-settings="build-args=--features poke-engine/terastallization --no-default-features"
 
-.PHONY: setup run test test-fast lint bench clean-runs
+.PHONY: setup run test test-fast test-slurm lint bench clean-runs
 
 setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP) $(ENGINE_STAMP)
 
@@ -58,6 +58,10 @@ test: setup
 # the quick loop: everything but the tests marked slow
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow"
+
+# SLURM for real: a one-node cluster in a loopback-only network namespace (root, apt-get; skipped elsewhere)
+test-slurm: setup
+	tests/cluster/slurm.sh
 
 bench: setup
 	$(PY) benchmarks/bots_throughput.py

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# SLURM, tested for real (`make test-slurm`): the README's SLURM recipe, small, on a one-node cluster.
+#
+# Installs Debian's slurm-wlm, munge and accounting (slurmdbd on MariaDB: submitit follows its jobs
+# with `sacct`), starts every daemon in a network namespace that has only loopback, plays bots-smoke
+# unsharded, then as 2 shards through Hydra's submitit launcher, `scancel`s shard 1 mid-run, submits
+# the same command again, publishes, and compares the merged result with the unsharded run byte for
+# byte (games, input logs, teams, ratings, head-to-head, pairs). Every daemon it started is stopped,
+# and its folder removed (POKEBENCH_SLURM_KEEP=1 keeps it to read the logs).
+#
+# Needs root, apt-get and `unshare`; elsewhere it says why and exits 0 (skipped).
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+PY="$REPO/.venv/bin/python"
+
+if [ "${1:-}" != --in-namespace ]; then
+  skip() { echo "test-slurm skipped: $*"; exit 0; }
+  [ "$(id -u)" = 0 ] || skip "needs root (it installs SLURM and starts its daemons)"
+  command -v apt-get >/dev/null || skip "needs apt-get (Debian's slurm-wlm)"
+  command -v unshare >/dev/null || skip "needs unshare (a loopback-only network namespace)"
+  [ -x "$PY" ] || { echo "run make setup first" >&2; exit 2; }
+  if ! command -v slurmctld >/dev/null || ! command -v slurmdbd >/dev/null || ! command -v mariadbd >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      slurm-wlm slurmdbd munge mariadb-server >/dev/null
+  fi
+  "$REPO/.venv/bin/pip" install --quiet hydra-submitit-launcher
+  unshare --net --mount true 2>/dev/null || skip "cannot make network and mount namespaces here (unshare)"
+  exec unshare --net --mount --propagation private -- "$0" --in-namespace
+fi
+
+# ---- inside a network namespace with nothing but loopback, and a mount namespace of its own ----
+mkdir -p /run/munge
+mount -t tmpfs -o mode=755 tmpfs /run/munge  # munge's default socket, seen only in this namespace
+ip link set lo up
+# SLURM's daemons ask getaddrinfo for AI_ADDRCONFIG addresses, which counts no 127.x address: a
+# second address on loopback itself (the namespace still has no other interface and no route out).
+ip addr add 10.254.254.1/32 dev lo
+D="$(mktemp -d /tmp/pokebench-slurm.XXXXXX)"
+chmod 755 "$D"
+DAEMONS=()
+stop_all() {
+  local i
+  [ -z "${driver:-}" ] || kill "$driver" 2>/dev/null || true
+  if command -v scancel >/dev/null && [ -e "${SLURM_CONF:-/nonexistent}" ]; then
+    scancel --user=root 2>/dev/null || true  # no job outlives the cluster
+    wait_until 30 "the jobs to end" no_jobs || true
+  fi
+  for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do  # the last started first, each to its end
+    kill "${DAEMONS[i]}" 2>/dev/null || true
+    wait "${DAEMONS[i]}" 2>/dev/null || true
+  done
+  if [ "${POKEBENCH_SLURM_KEEP:-0}" = 1 ]; then echo "kept: $D"; else rm -rf "$D"; fi
+}
+trap stop_all EXIT
+wait_until() {  # wait_until SECONDS WHAT COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2; shift 2
+  until "$@" >"$D/wait.out" 2>&1; do
+    [ $SECONDS -lt $deadline ] || { echo "timed out waiting for $what: $(tail -3 "$D/wait.out")" >&2; return 1; }
+    sleep 1
+  done
+}
+no_jobs() { [ -z "$(squeue -h 2>/dev/null)" ]; }
+HOST="$(hostname -s)"
+mkdir -p "$D"/{munge,db,ctld,slurmd,log,work}
+chmod 700 "$D/munge"
+
+# munge: the daemons' shared key and socket, here
+mungekey --create --keyfile="$D/munge/munge.key"
+munged --foreground --key-file="$D/munge/munge.key" \
+  --pid-file="$D/munge/munged.pid" --log-file="$D/log/munged.log" --seed-file="$D/munge/munged.seed" \
+  >>"$D/log/munged.log" 2>&1 &
+DAEMONS+=($!)
+wait_until 30 munged test -S /run/munge/munge.socket.2
+
+# MariaDB, for slurmdbd (accounting: what sacct answers)
+mariadb-install-db --no-defaults --user=root --datadir="$D/db" --auth-root-authentication-method=normal \
+  --skip-test-db >"$D/log/mariadb-install.log" 2>&1
+mariadbd --no-defaults --user=root --datadir="$D/db" --socket="$D/mysqld.sock" --bind-address=127.0.0.1 \
+  --port=3306 --pid-file="$D/mysqld.pid" --log-error="$D/log/mariadb.log" >>"$D/log/mariadb.log" 2>&1 &
+DAEMONS+=($!)
+wait_until 60 MariaDB mariadb --no-defaults -S "$D/mysqld.sock" -e "SELECT 1"
+mariadb --no-defaults -S "$D/mysqld.sock" -e \
+  "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurm'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"
+
+export SLURM_CONF="$D/slurm.conf"  # every SLURM command (and submitit's) reads this one
+cat >"$D/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=6819
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=3306
+StorageUser=slurm
+StoragePass=slurm
+StorageLoc=slurm_acct_db
+LogFile=$D/log/slurmdbd.log
+PidFile=$D/slurmdbd.pid
+EOF
+chmod 600 "$D/slurmdbd.conf"
+cat >"$SLURM_CONF" <<EOF
+ClusterName=pokebench
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmUser=root
+AuthType=auth/munge
+StateSaveLocation=$D/ctld
+SlurmdSpoolDir=$D/slurmd
+SlurmctldPidFile=$D/slurmctld.pid
+SlurmdPidFile=$D/slurmd.pid
+SlurmctldLogFile=$D/log/slurmctld.log
+SlurmdLogFile=$D/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=6819
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+KillWait=5
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=2048 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+slurmdbd -D >>"$D/log/slurmdbd.log" 2>&1 &
+DAEMONS+=($!)
+wait_until 60 slurmdbd sacctmgr -n list cluster
+slurmctld -D -i >>"$D/log/slurmctld.log" 2>&1 &
+DAEMONS+=($!)
+slurmd -D >>"$D/log/slurmd.log" 2>&1 &
+DAEMONS+=($!)
+wait_until 60 "an idle node" bash -c "sinfo -h -o %T | grep -q idle"
+wait_until 60 "the cluster in accounting" bash -c "sacctmgr -n -P list cluster format=cluster | grep -qx pokebench"
+echo "SLURM $(sinfo -V | cut -d' ' -f2): node $HOST with $(nproc) CPUs, accounting on; folder $D"
+
+# ---- the README's recipe, small ----------------------------------------------------------------
+cd "$D/work"
+games() { "$PY" -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM games').fetchone()[0])" "$1" 2>/dev/null || echo 0; }
+started=$SECONDS
+"$PY" -m pokebench +run=bots-smoke pairs=2 concurrency=2 name=whole >"$D/log/whole.log" 2>&1
+echo "unsharded run: $((SECONDS - started)) s"
+
+SHARDS=(-m +run=bots-smoke pairs=2 name=split shard=0/2,1/2
+  hydra/launcher=submitit_slurm hydra.launcher.partition=debug
+  hydra.launcher.cpus_per_task=1 hydra.launcher.mem_gb=1 hydra.launcher.timeout_min=20
+  hydra.launcher.signal_delay_s=120 hydra.launcher.max_num_timeout=2
+  concurrency=2 publish=false)
+started=$SECONDS
+"$PY" -m pokebench "${SHARDS[@]}" >"$D/log/submit-1.log" 2>&1 &
+driver=$!
+shard_1_played() { [ "$(games runs/split/shard-1-of-2.sqlite)" -ge 1 ]; }
+wait_until 600 "a game in shard 1's store" shard_1_played
+job="$(squeue -h -o '%i %K' | awk '$2 == 1 {print $1}')"
+[ -n "$job" ] || { echo "shard 1's job is not in the queue" >&2; squeue >&2; exit 1; }
+echo "shard 1 (job $job) has stored $(games runs/split/shard-1-of-2.sqlite) of 6 games: scancel $job"
+scancel "$job"
+driver_ended() { ! kill -0 "$driver" 2>/dev/null; }
+wait_until 900 "the first submission to end (does sacct answer?)" driver_ended
+first=0; wait "$driver" || first=$?
+echo "first submission: exit $first after $((SECONDS - started)) s; sacct:"
+sacct -X -n -P -o JobID,State,NodeList | sed 's/^/  /'
+[ "$first" != 0 ] || { echo "the driver did not notice the cancelled job" >&2; exit 1; }
+sacct -X -n -P -o JobID,State | grep -q "^${job}|CANCELLED" || { echo "sacct does not say $job was cancelled" >&2; exit 1; }
+job_ended() { [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; }
+wait_until 60 "the cancelled job to end" job_ended
+kept=$(games runs/split/shard-1-of-2.sqlite)
+
+started=$SECONDS
+"$PY" -m pokebench "${SHARDS[@]}" >"$D/log/submit-2.log" 2>&1
+echo "second submission (the same command): $((SECONDS - started)) s; shard 1 had kept $kept game(s)"
+"$PY" -m pokebench.cli.publish split >"$D/log/publish.log" 2>&1
+"$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split
+attempts=$(grep -c "PokéBench starts the server on $HOST " runs/split/showdown-shard-1-of-2.log)
+[ "$attempts" = 2 ] || { echo "shard 1's server log holds $attempts attempt(s), not 2" >&2; exit 1; }
+"$PY" -c "import sys; from pokebench.results.store import RunStore; s = RunStore.open_existing(sys.argv[1]); \
+hosts = [x['host'] for x in s.starts()]; assert hosts == [sys.argv[2]] * 2, hosts" runs/split/shard-1-of-2.sqlite "$HOST"
+echo "shard 1: both attempts in its server log and its store's starts (host $HOST)"
+echo "test-slurm passed"
