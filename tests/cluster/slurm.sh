@@ -174,8 +174,8 @@ echo "second submission (the same command): $((SECONDS - started)) s; shard 1 ha
 "$PY" -m pokebench.cli.publish split >"$D/log/publish.log" 2>&1
 "$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split
 attempts=$(grep -c "PokéBench starts the server on $HOST " runs/split/showdown-shard-1-of-2.log)
-[ "$attempts" = 2 ] || { echo "shard 1's server log holds $attempts attempt(s), not 2" >&2; exit 1; }
+[ "$attempts" -ge 2 ] || { echo "shard 1's server log holds $attempts server start(s), not both attempts" >&2; exit 1; }
 "$PY" -c "import sys; from pokebench.results.store import RunStore; s = RunStore.open_existing(sys.argv[1]); \
 hosts = [x['host'] for x in s.starts()]; assert hosts == [sys.argv[2]] * 2, hosts" runs/split/shard-1-of-2.sqlite "$HOST"
-echo "shard 1: both attempts in its server log and its store's starts (host $HOST)"
+echo "shard 1: both attempts in its store's starts (host $HOST), $attempts server starts in its log"
 echo "test-slurm passed"
