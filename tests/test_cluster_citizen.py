@@ -16,6 +16,7 @@ from support.games import BOTS, REPO_DIR, play, results
 from pokebench.paths import showdown_package_dir
 from pokebench.play.schedule import build_schedule
 from pokebench.showdown.server import LocalShowdown
+from pokebench.showdown.state import new_server_root
 
 #: The system calls that create, change or remove a file.
 WRITE_CALLS = "openat,open,creat,rename,renameat,renameat2,mkdir,mkdirat,unlink,unlinkat,symlink,symlinkat,link"
@@ -86,3 +87,27 @@ def test_the_embedded_server_gets_a_simulator_per_cpu_the_process_may_use_not_pe
     free = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True)
     assert int(pinned.stdout) == 1  # a job given one CPU (srun -c1, taskset) starts one simulator
     assert int(free.stdout) == len(os.sched_getaffinity(0)) > 1
+
+
+def test_a_killed_harness_leaves_a_server_root_that_the_next_server_start_removes(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from pokebench.paths import "
+         "showdown_package_dir; from pokebench.showdown.state import new_server_root; "
+         "print(new_server_root(showdown_package_dir(), Path(sys.argv[1]))[0], flush=True); time.sleep(60)",
+         str(tmp_path)], env=dict(os.environ, PYTHONPATH=str(REPO_DIR)), stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        killed_root = Path(holder.stdout.readline().strip())
+        live_root, hold = new_server_root(showdown_package_dir(), tmp_path)  # the holder runs: its root stays
+        assert killed_root.is_dir() and (killed_root / "config" / "config.js").is_file()
+        holder.kill()
+        holder.wait()
+        other_root, other_hold = new_server_root(showdown_package_dir(), tmp_path)
+        assert not killed_root.exists()  # SIGKILL freed its lock: the next start removed it
+        assert live_root.is_dir() and other_root.is_dir()  # a root whose harness lives is never touched
+        os.close(hold)
+        os.close(other_hold)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()

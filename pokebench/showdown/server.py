@@ -28,7 +28,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from typing import Sequence
 from pokebench import paths
 from pokebench.showdown.errors import ServerError
 from pokebench.showdown.node import export_generated, node_command, node_env, node_version
-from pokebench.showdown.state import NODE_FLAGS, server_root
+from pokebench.showdown.state import NODE_FLAGS, new_server_root
 from pokebench.util import usable_cpus, utc_now
 
 log = logging.getLogger(__name__)
@@ -192,6 +191,7 @@ class LocalShowdown:
         self.process: subprocess.Popen[bytes] | None = None
         #: This server's own Showdown root (:mod:`pokebench.showdown.state`), removed when it stops.
         self.root: Path | None = None
+        self._root_hold = -1
         self.address: ServerAddress | None = None
         self.restarts = 0
         self._log_file = None
@@ -227,7 +227,7 @@ class LocalShowdown:
             self._log_file.write(f"--- {utc_now()} PokéBench starts the server on {socket.gethostname()} "
                                  f"(harness pid {os.getpid()}, port {port}) ---\n".encode())
             self._log_file.flush()
-        self.root = server_root(paths.showdown_package_dir(), Path(tempfile.mkdtemp(prefix="pokebench-showdown-")))
+        self.root, self._root_hold = new_server_root(paths.showdown_package_dir())
         self.process = subprocess.Popen(
             [*self.launch_prefix, *node_command(*NODE_FLAGS, "pokemon-showdown", "start", "--skip-build",
                                                 "--no-security", str(port))],
@@ -322,6 +322,7 @@ class LocalShowdown:
                 pass
         self.process = None
         if self.root is not None:
+            os.close(self._root_hold)
             shutil.rmtree(self.root, ignore_errors=True)
             self.root = None
         if self._log_file is not None:

@@ -13,17 +13,30 @@ the install, except the folders Showdown writes to. Those are real folders of th
 schemas links. Node started with ``--preserve-symlinks`` and ``--preserve-symlinks-main``
 (:data:`NODE_FLAGS`) keeps the paths of the links, so Showdown takes this root for its own and
 writes only here; its simulator processes inherit the flags.
+
+A root lives in the temporary folder and is removed when its server stops. A harness killed
+with SIGKILL cannot remove it: the root holds a file its harness keeps locked (``flock``, freed
+however the process ends), and :func:`new_server_root` removes the roots nobody holds.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
-__all__ = ["NODE_FLAGS", "STATE_DIRS", "MIXED_DIRS", "server_root"]
+__all__ = ["NODE_FLAGS", "STATE_DIRS", "MIXED_DIRS", "ROOT_PREFIX", "server_root", "new_server_root"]
 
 #: Node's flags that keep a linked file's own path (Showdown's root) instead of its target's.
 NODE_FLAGS = ("--preserve-symlinks", "--preserve-symlinks-main")
+
+#: How the roots in the temporary folder are named.
+ROOT_PREFIX = "pokebench-showdown-"
+#: The file of a root that its harness holds locked while the root is in use.
+OWNER_FILE = ".pokebench-owner"
 
 #: The package's folders that hold only Showdown's state: each server starts with them empty.
 STATE_DIRS = ("logs", "logs/repl", "config/chat-plugins")
@@ -59,3 +72,37 @@ def server_root(package_dir: Path, root: Path) -> Path:
     if not (root / "node_modules").exists():
         (root / "node_modules").symlink_to(package_dir.parent)
     return root
+
+
+def _held(lock_file: Path) -> bool:
+    try:
+        fd = os.open(lock_file, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def remove_stale_roots(temp_dir: Path) -> None:
+    """Remove the roots in `temp_dir` that no live harness holds (their harness was killed)."""
+    for root in temp_dir.glob(f"{ROOT_PREFIX}*"):
+        owner = root / OWNER_FILE
+        if owner.exists() and not _held(owner):
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def new_server_root(package_dir: Path, temp_dir: Path | None = None) -> tuple[Path, int]:
+    """A new root in `temp_dir` (the temporary folder) over `package_dir`, and the descriptor that holds it
+    (close it, then remove the root, when its server stops); stale roots of killed harnesses go first."""
+    temp_dir = temp_dir or Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        remove_stale_roots(temp_dir)
+    root = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=temp_dir))
+    fd = os.open(root / OWNER_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return server_root(package_dir, root), fd
