@@ -40,10 +40,13 @@ def _evidence(text: str, kind: str) -> str | None:
 
 
 def refiner_answer(request: ChatRequest) -> str:
-    """The four passes, driven by the signatures in the prompt."""
+    """The four passes, driven by the signatures in the prompt (the games and signatures: the system prompt;
+    the harness now and the pass: the user message)."""
     system, user = request.messages[0]["content"], request.messages[-1]["content"]
-    number = int(re.search(r"pass (\d) of 4", system).group(1))
-    counts = _counts(user.split("FAILURE SIGNATURES", 1)[1].split("THE HARNESS NOW", 1)[0])
+    number = {"STRATEGY": 1, "MEMORY": 2, "SKILLS": 3, "ADVISORS": 4}[
+        re.search(r"This is pass \d of \d: the ([A-Z]+)", user).group(1)]
+    signatures = system.split("FAILURE SIGNATURES", 1)[1]
+    counts = _counts(signatures)
     harness = user.split("THE HARNESS NOW", 1)[1]
     edits: list[dict[str, object]] = []
     if number == 1:
@@ -55,7 +58,7 @@ def refiner_answer(request: ChatRequest) -> str:
         if plan:
             edits.append({"op": "rewrite", "text": " ".join(plan)})
     elif number == 2:
-        if (line := _evidence(user, "move_into_immunity")) is not None:
+        if (line := _evidence(signatures, "move_into_immunity")) is not None:
             edits.append({"op": "add", "importance": 5, "text": f"An immunity wasted a turn: {line[:180]}"})
         if counts.get("tera_unused_in_loss"):
             edits.append({"op": "add", "importance": 3, "text": "Losses came without Terastallizing."})

@@ -10,22 +10,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
-import re
 import signal
-import sqlite3
-import subprocess
-import sys
 import time
-from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
-from support.games import REPO_DIR, SYSTEM_PROMPT_SHA256
-from pokebench.llm.client import PREFLIGHT_QUESTION, ModelConfig
+from support.continual import (ADVISOR, PRICES, Script, finish, harness_side, pokebench, refiner_config, stored,
+                               trajectory)
+from support.games import SYSTEM_PROMPT_SHA256
+from pokebench.llm.client import PREFLIGHT_QUESTION
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
 from pokebench.paths import conf_dir
 from pokebench.play import epochs
@@ -38,9 +33,6 @@ from pokebench.players.continual.refiner import REFINER_MARKER
 from pokebench.players.continual.refining import HarnessRefiner
 from pokebench.players.continual.versions import HarnessFiles, Snapshot
 from pokebench.results.store import RunStore
-
-PRICES = "{input:3,cached_input:0.3,output:15}"
-ADVISOR = "an advisor to an AI player"
 
 
 # ---- the edits of each pass ----------------------------------------------------------------------
@@ -163,30 +155,22 @@ def test_a_sharded_run_with_a_refining_player_is_refused_and_a_frozen_one_is_not
 
 # ---- a failed refinement -------------------------------------------------------------------------
 
-def _trajectory(game_id: str, epoch: int) -> dict[str, Any]:
-    return {"game_id": game_id, "player": "ch", "side": "p1", "epoch": epoch, "version": 0, "outcome": "lost",
-            "turns": 3, "answers": [{"turn": 1, "action": "move Tackle", "reason": "why not"}], "team_hp": [],
-            "battle_log": [f"Tackle in {game_id}"]}
-
-
 def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_for_the_next(api, tmp_path):
     seen: list[str] = []
 
     def policy(request: ChatRequest) -> Reply | str:
-        seen.append(request.messages[-1]["content"])
+        seen.append(request.messages[0]["content"])
         if len(seen) <= 1:
             return Reply(status=400, error="bad request")  # not retried: the refinement fails at once
         return json.dumps({"edits": [{"op": "rewrite", "text": "Refined from both epochs."}]}) \
-            if "pass 1 of 4" in request.messages[0]["content"] else '{"edits": []}'
+            if "pass 1 of 4" in request.messages[-1]["content"] else '{"edits": []}'
 
     api.policy = policy
-    config = ModelConfig.from_dict({"model": "m", "base_url": api.base_url, "api_key_env": "NO_SUCH_KEY_VAR",
-                                    "api_key_required": False, "prices": {"input": 1, "cached_input": 0.1,
-                                                                           "output": 2}, "max_attempts": 1})
+    config = refiner_config(api, max_attempts=1)
     refiner = HarnessRefiner(tmp_path, "ch", "scratch", None, 1, config, Budgets(), 5000)
     files = HarnessFiles(tmp_path)
     for game_id, epoch in (("e1.g1", 1), ("e1.g2", 1), ("e2.g1", 2)):
-        files.write_trajectory(game_id, _trajectory(game_id, epoch))
+        files.writetrajectory(game_id, trajectory(game_id, epoch))
 
     asyncio.run(refiner.before_epoch(1, {}))
     asyncio.run(refiner.before_epoch(2, {1: ["e1.g1", "e1.g2"]}))
@@ -210,73 +194,6 @@ def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_fo
 
 # ---- whole runs --------------------------------------------------------------------------------------
 
-class Script:
-    """The local API's answers: four refiner passes, advisors, decisions (with a consultation), a teacher."""
-
-    def __init__(self) -> None:
-        self.refiner: list[ChatRequest] = []
-        self.slow_epoch: int | None = None
-
-    def __call__(self, request: ChatRequest) -> Reply | str:
-        system = request.messages[0].get("content") or ""
-        if system == PREFLIGHT_QUESTION:  # the run's pre-flight request, before any game
-            return "OK"
-        if REFINER_MARKER in system:
-            self.refiner.append(request)
-            number = int(re.search(r"pass (\d) of 4", system).group(1))
-            refinement = (len(self.refiner) - 1) // 4 + 1
-            return json.dumps({"edits": self.edits(number, refinement)})
-        if ADVISOR in system:
-            return "Use the move its type is weak to."
-        first = request.messages[1].get("content") or ""
-        if self.slow_epoch is not None and f"epoch {self.slow_epoch} of this run" in first:
-            time.sleep(0.25)
-        last = request.messages[-1]
-        if request.tools and last["role"] == "user" and "YOUR HARNESS" in (last.get("content") or ""):
-            return Reply(tool_calls=[{"name": "consult",
-                                      "arguments": {"advisor": "type_checker", "question": "Which move?"}}])
-        return hashed_policy(request)
-
-    @staticmethod
-    def edits(number: int, refinement: int) -> list[Any]:
-        if refinement == 1:
-            return [
-                [{"op": "rewrite", "text": "STRATEGY ONE: attack with super effective moves."}],
-                [{"op": "add", "text": "Ground moves do not affect Flying types <b>ever</b>.", "importance": 4},
-                 {"op": "update", "id": "m99", "text": "no such entry"}],
-                [{"op": "add", "name": "check immunities", "when": "before attacking", "steps": "read its types"}],
-                [{"op": "add", "name": "type_checker", "when": "unsure of a matchup",
-                  "instructions": "Name the best move by type."}],
-            ][number - 1]
-        return [[{"op": "rewrite", "text": "x" * 5000}], [{"op": "demote", "id": "m1"}],
-                "not a list", []][number - 1]
-
-
-def _pokebench(cwd: Path, api: LocalOpenAI, *args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url)
-    return subprocess.Popen([sys.executable, "-m", "pokebench", *args], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _finish(proc: subprocess.Popen[str]) -> None:
-    out, err = proc.communicate(timeout=600)
-    assert proc.returncode == 0, err[-3000:]
-
-
-def _stored(db: Path) -> set[str]:
-    if not db.exists():
-        return set()
-    try:
-        with sqlite3.connect(db) as raw:
-            return {row[0] for row in raw.execute("SELECT game_id FROM games")}
-    except sqlite3.OperationalError:  # the run is still creating its store's tables
-        return set()
-
-
-def _harness_side(sides: dict[str, Any], player: str) -> dict[str, Any]:
-    return next(s for s in sides.values() if s["player"] == player)
-
-
 @pytest.mark.slow
 def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(api, tmp_path):
     script = Script()
@@ -294,19 +211,19 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
 
     # killed (SIGKILL) inside epoch 2, once its version is fixed and one of its games is stored
     script.slow_epoch = 2
-    proc = _pokebench(tmp_path, api, *args, "publish=false")
+    proc = pokebench(tmp_path, api, *args, "publish=false")
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not (_stored(db) & epoch_games[2]):
+    while time.monotonic() < deadline and not (stored(db) & epoch_games[2]):
         time.sleep(0.1)
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
-    assert _stored(db) & epoch_games[2] and not epoch_games[2] <= _stored(db), "the kill came too early or too late"
+    assert stored(db) & epoch_games[2] and not epoch_games[2] <= stored(db), "the kill came too early or too late"
     state = files.read_state()
     assert state.epochs == {"1": 0, "2": 1} and len(state.attempts) == 1
     v1 = files.version_path(1).read_bytes()
 
     script.slow_epoch = None
-    _finish(_pokebench(tmp_path, api, *args))
+    finish(pokebench(tmp_path, api, *args))
     state = files.read_state()
     assert state.epochs == {"1": 0, "2": 1, "3": 2}, "the resumed run kept epoch 2's version and refined once more"
     assert len(state.attempts) == 2 and files.version_path(1).read_bytes() == v1
@@ -320,9 +237,9 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     for epoch, ids in epoch_games.items():
         mine = [g for g in ids if g.startswith("ch-")]
         assert {g.split(".")[0] for g in mine} == {"ch-local-vs-max-damage", "ch-local-vs-random"}
-        versions = {_harness_side(sides[g], "ch-local")["harness_version"] for g in mine}
+        versions = {harness_side(sides[g], "ch-local")["harness_version"] for g in mine}
         assert versions == {epoch - 1}
-        assert {_harness_side(sides[g], "ch-local")["harness_epoch"] for g in ids if g.startswith("ch-")} == {epoch}
+        assert {harness_side(sides[g], "ch-local")["harness_epoch"] for g in ids if g.startswith("ch-")} == {epoch}
     # the order of events: refinement k ran after every game of epoch k ended and before any game of k+1 began
     for attempt in state.attempts:
         done, next_epoch = attempt["epochs"][-1], attempt["before_epoch"]
@@ -331,7 +248,7 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
         assert attempt["done_at"] < games.loc[list(epoch_games[next_epoch]), "started_at"].min()
     # so no refiner request ever named a game of the epoch it refined for, or a later one
     for n, request in enumerate(script.refiner):
-        text = request.messages[-1]["content"]
+        text = request.messages[0]["content"]
         later = set().union(*(epoch_games[e] for e in range(n // 4 + 2, 4)))
         assert not any(g in text for g in later) and any(g in text for g in epoch_games[n // 4 + 1])
         assert "FAILURE SIGNATURES" in text
@@ -362,7 +279,7 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     assert consults.input_tokens.gt(0).all() and consults.cost_usd.gt(0).all()
     assert set(consults.advisor) == {"type_checker"} and consults.advice.str.contains("weak").all()
     game = consults.game_id.iloc[0]
-    side = _harness_side(sides[game], "ch-local")
+    side = harness_side(sides[game], "ch-local")
     in_game = decisions[(decisions.game_id == game) & (decisions.player == "ch-local")]
     assert side["consultations"] == 1 and side["cost_usd"] == pytest.approx(in_game.cost_usd.sum())
     assert side["answers"] == in_game.kind.isna().sum()
@@ -387,7 +304,7 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     assert "&lt;b&gt;ever&lt;/b&gt;" in page and "<b>ever" not in page  # what a model wrote is escaped
 
     # training data: every answer of the stored games, with the teacher's labels
-    _finish(_pokebench(tmp_path, api, "export-training", "ch-smoke", "--teacher", "local"))
+    finish(pokebench(tmp_path, api, "export-training", "ch-smoke", "--teacher", "local"))
     lines = (run_dir / "training-local.jsonl").read_text().splitlines()
     items = [json.loads(line) for line in lines]
     assert len(items) == decisions.kind.isna().sum()
@@ -398,41 +315,19 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     assert {i["harness_version"] for i in items if i["player"] == "ch-local"} == {0, 1, 2}
 
 
-@pytest.mark.slow
-def test_a_frozen_harness_is_played_as_loaded_and_the_refiner_is_never_called(api, tmp_path):
-    script = Script()
-    api.policy = script
-    api.requests.clear()
-    saved = tmp_path / "saved.json"
-    saved.write_text(Harness(strategy="FROZEN STRATEGY: switch less.").model_dump_json())
-    _finish(_pokebench(tmp_path, api, "+run=ch-smoke", "pairs=2", "publish=false", "server.sim_processes=1",
-                       "matchups=[[ch-local,max-damage]]", "players.ch-local.mode=frozen",
-                       f"players.ch-local.load_from={saved}"))
-    assert script.refiner == []
-    with RunStore.open_existing(tmp_path / "runs" / "ch-smoke" / "store.sqlite") as store:
-        sides = [_harness_side(s, "ch-local") for s in store.game_players().values()]
-    assert len(sides) == 4 and {(s["harness_version"], s["harness_mode"]) for s in sides} == {(0, "frozen")}
-    firsts = [r.messages[1]["content"] for r in api.requests if len(r.messages) == 2]
-    assert len(firsts) == 4 and all("FROZEN STRATEGY: switch less." in f for f in firsts)
-    state = HarnessFiles(tmp_path / "runs" / "ch-smoke" / "players" / "ch-local").read_state()
-    assert state.mode == "frozen" and state.attempts == [] and str(saved) in (state.loaded_from or "")
-
-
 def test_continue_mode_starts_from_another_runs_last_version_and_refines_on(api, tmp_path):
     earlier = HarnessFiles(tmp_path / "earlier")
     earlier.initialise("scratch", None)
     earlier.write_version(Snapshot(version=1, parent=0, harness=Harness(strategy="Learned before."), at="t"))
     state = earlier.read_state()
-    state.current = 1
+    state.current, state.made = 1, [0, 1]
     earlier.write_state(state)
     api.policy = lambda request: (json.dumps({"edits": [{"op": "rewrite", "text": "Learned before, and more."}]})
-                                  if "pass 1 of 4" in request.messages[0]["content"] else '{"edits": []}')
-    config = ModelConfig.from_dict({"model": "m", "base_url": api.base_url, "api_key_env": "NO_SUCH_KEY_VAR",
-                                    "api_key_required": False, "prices": {"input": 0, "cached_input": 0,
-                                                                           "output": 0}})
+                                  if "pass 1 of 4" in request.messages[-1]["content"] else '{"edits": []}')
+    config = refiner_config(api)
     refiner = HarnessRefiner(tmp_path / "now", "ch", "continue", str(tmp_path / "earlier"), 1, config, Budgets(), 5000)
     files = HarnessFiles(tmp_path / "now")
-    files.write_trajectory("g1", _trajectory("g1", 1))
+    files.writetrajectory("g1", trajectory("g1", 1))
     asyncio.run(refiner.before_epoch(1, {}))
     assert files.read_version(0).harness.strategy == "Learned before." and files.read_version(0).trigger["kind"] == "loaded"
     asyncio.run(refiner.before_epoch(2, {1: ["g1"]}))

@@ -1,7 +1,8 @@
 """Spending caps: ``budget_usd`` for a whole run and ``budget_usd`` per model.
 
 Spend is what the stores say was spent (every answer of stored games and of voided
-games) plus what this start spends. Before a game starts the arena asks
+games) plus what this start spends, plus what players spend outside their games (a harness
+refiner between epochs: :meth:`Budget.spend_outside`, all starts). Before a game starts the arena asks
 :meth:`Budget.admit`: a game is not started when the spend so far, plus the expected
 cost of the games in flight and of this one (the player's mean cost per stored game),
 would pass a cap. Games in flight finish (or are voided) and are kept. Raising the cap
@@ -45,6 +46,9 @@ class Budget:
     games: Counter[str] = field(default_factory=Counter)
     in_flight: Counter[str] = field(default_factory=Counter)
     stopped: str | None = None  # why games were not started, once one was not
+    #: Spend outside the games (a refiner's, all starts) per player, in `spent` too; and what it was.
+    outside: dict[str, float] = field(default_factory=dict)
+    outside_notes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, run_cap: Any, players: Mapping[str, Mapping[str, Any]]) -> "Budget":
@@ -65,8 +69,26 @@ class Budget:
             self.spent[player] += row.get("cost_usd") or 0.0
         self.games.update(games_per_player)
 
+    def spend_outside(self, player: str, total: float, note: str = "") -> None:
+        """`player`'s spend outside its games (all starts) is now `total` USD: it counts in every cap."""
+        self.spent[player] += total - self.outside.get(player, 0.0)
+        self.outside[player] = total
+        self.outside_notes[player] = note
+
+    def exhausted(self, player: str) -> str | None:
+        """Why `player` may spend nothing more (its cap or the run's is reached), or None."""
+        cap = self.player_caps.get(player)
+        if cap is not None and self.spent[player] >= cap:
+            return f"{player} has spent ${self.spent[player]:.4f} of its budget ${cap:.2f} (players.{player}.model.budget_usd)"
+        total = sum(self.spent.values())
+        if self.run_cap is not None and total >= self.run_cap:
+            return f"the run has spent ${total:.4f} of its budget ${self.run_cap:.2f} (budget_usd)"
+        return None
+
     def _expected(self, player: str) -> float:
-        return self.spent[player] / self.games[player] if self.games[player] else 0.0
+        """The player's mean cost per stored game (its spend outside the games left out)."""
+        in_games = self.spent[player] - self.outside.get(player, 0.0)
+        return in_games / self.games[player] if self.games[player] else 0.0
 
     def admit(self, spec: GameSpec) -> str | None:
         """None to start the game (and count it in flight), or why not."""

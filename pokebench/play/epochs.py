@@ -15,7 +15,12 @@ epoch e holds pairs (e-1)·E+1 .. e·E of **every** matchup. Then, by constructi
   (``before_epoch`` keeps a version once it is fixed) before going on.
 
 Several refining players in one run: every epoch boundary of any of them is a barrier; each
-refines at its own boundaries. Participants that never refine (``epoch_pairs`` None: a frozen
+refines at its own boundaries. A participant's spend between epochs (``spend()``) counts in the
+run's budgets; a player whose cap (or the run's) is reached is not refined again, and its games
+are not started.
+
+A player class may also offer ``check_run(seed_text, battle_format, **options)`` (a classmethod),
+asked before any game (:func:`check_runs`): a harness learned from this run's own games is refused. Participants that never refine (``epoch_pairs`` None: a frozen
 harness) are only initialised. Shards cannot be combined with refining: a shard would refine
 from a part of every epoch and a harness would fork per shard (:func:`check_shards` refuses it).
 """
@@ -27,6 +32,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Protocol
 
+from pokebench.play.budget import Budget
 from pokebench.play.schedule import GameSpec
 
 log = logging.getLogger(__name__)
@@ -39,21 +45,37 @@ class EpochParticipant(Protocol):
     async def before_epoch(self, epoch: int, finished: dict[int, list[str]]) -> None:
         """Get ready for epoch `epoch`; `finished`: epoch -> this player's stored games, for every epoch before it."""
 
+    def spend(self) -> tuple[float, str]:
+        """USD spent between epochs in this run so far (all starts), and a line saying on what."""
+
 
 def epoch_of(pair: int, epoch_pairs: int) -> int:
     """The epoch (1, 2, ...) of pair `pair` (1, 2, ...) with `epoch_pairs` pairs per epoch."""
     return (pair - 1) // epoch_pairs + 1
 
 
-def participants(factories: dict[str, Any], work_root: Path) -> dict[str, EpochParticipant]:
-    """The run's players that take part in epochs, by name (from the classes behind the factories)."""
+def participants(factories: dict[str, Any], work_root: Path, run: Any = None) -> dict[str, EpochParticipant]:
+    """The run's players that take part in epochs, by name (from the classes behind the factories);
+    `run`: what the run plays (its seed text and format), given to each."""
     found: dict[str, EpochParticipant] = {}
     for name, factory in factories.items():
         cls, options = getattr(factory, "func", None), getattr(factory, "keywords", None) or {}
         make = getattr(cls, "epoch_participant", None)
         if callable(make):
-            found[name] = make(work_root / name, name, **options)
+            found[name] = make(work_root / name, name, run=run, **options)
     return found
+
+
+def check_runs(factories: dict[str, Any], seed_text: str, battle_format: str) -> None:
+    """Ask every player class with a ``check_run`` whether it may play this run (ValueError naming the fix)."""
+    for name, factory in factories.items():
+        cls, options = getattr(factory, "func", None), getattr(factory, "keywords", None) or {}
+        check = getattr(cls, "check_run", None)
+        if callable(check):
+            try:
+                check(seed_text, battle_format, **options)
+            except ValueError as err:
+                raise ValueError(f"Player '{name}': {err}") from None
 
 
 def refining(factories: dict[str, Any]) -> list[str]:
@@ -94,17 +116,25 @@ def _first_pair(block: list[GameSpec]) -> int:
 
 async def play_in_epochs(specs: list[GameSpec], factories: dict[str, Any], work_root: Path,
                          stored: Callable[[], set[str]],
-                         play: Callable[[set[str], set[str]], Awaitable[Any]]) -> None:
+                         play: Callable[[set[str], set[str]], Awaitable[Any]], run: Any = None,
+                         budget: Budget | None = None) -> None:
     """Play the games of `specs` that are not `stored()`, epoch by epoch (see the module docstring).
 
     ``play(done, block)`` plays the planned games of `block` not in `done` (the runner's loop):
-    a block is all that is in flight.
+    a block is all that is in flight. `run` is given to the participants (what the run plays);
+    `budget` is told each participant's spend between epochs.
     """
-    members = participants(factories, work_root)
+    members = participants(factories, work_root, run)
     refining = {name: p for name, p in members.items() if p.epoch_pairs}
+
+    def count(name: str, member: EpochParticipant) -> None:
+        if budget is not None:
+            budget.spend_outside(name, *member.spend())
+
     for name, member in members.items():
         if not member.epoch_pairs:
             await member.before_epoch(1, {})  # a frozen harness: made ready once
+        count(name, member)
     for block in barriers(specs, [p.epoch_pairs for p in refining.values() if p.epoch_pairs]):
         done = stored()
         block_ids = {s.game_id for s in block}
@@ -118,10 +148,15 @@ async def play_in_epochs(specs: list[GameSpec], factories: dict[str, Any], work_
             return
         for name, member in refining.items():
             assert member.epoch_pairs is not None
+            spent = budget.exhausted(name) if budget is not None and budget.active else None
+            if spent:  # its games will not be admitted either: the run stops on the budget
+                log.warning("%s is not refined before pair %d: %s.", name, first, spent)
+                continue
             epoch = epoch_of(first, member.epoch_pairs)
             finished: dict[int, list[str]] = defaultdict(list)
             for s in earlier:
                 if name in (s.p1, s.p2) and epoch_of(s.pair, member.epoch_pairs) < epoch:
                     finished[epoch_of(s.pair, member.epoch_pairs)].append(s.game_id)
             await member.before_epoch(epoch, dict(finished))
+            count(name, member)
         await play(done, block_ids)

@@ -332,6 +332,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         specs = [s for s in specs if s.pair % shard[1] == shard[0]]
     try:
         epochs.check_shards(factories, shard)
+        epochs.check_runs(factories, seed_text, cfg.format)
     except ValueError as err:
         raise ConfigError(str(err)) from None
     legacy = {

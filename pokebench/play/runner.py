@@ -154,7 +154,8 @@ async def play_run(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any,
     try:
         await epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players", lambda: done_in_run(run_dir),
                                     lambda _done, block: play_rounds(plan, cfg, store, server, run_dir, block,
-                                                                     budget, now))
+                                                                     budget, now),
+                                    run={"seed_text": str(cfg.seed_text), "format": str(cfg.format)}, budget=budget)
     finally:
         for factory in plan.factories.values():
             if isinstance(factory, ExternalCompetitor):
@@ -244,7 +245,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
             bound_store()
     left = len(planned - done_in_run(run_dir))
     if models or now.stop_reason:
-        print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor")), flush=True)
+        print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
     if now.stop_reason and now.stop_reason.startswith("budget: "):
         raise RunStopped(f"The run stopped starting games: {now.stop_reason[8:]}. {left} game(s) are missing; "
                          "raise the budget and start again to play them.", exit_code=4)

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from pokebench.play.budget import Budget
 from pokebench.results.ratings import fit_ratings, player_summary
 from pokebench.results.store import RunStore, run_stores
 
@@ -65,8 +66,10 @@ def games_per_player(games: pd.DataFrame) -> dict[str, int]:
     return Counter(games["p1"]) + Counter(games["p2"])  # type: ignore[return-value]
 
 
-def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: str | None) -> str:
-    """The closing summary: games now and in all, the leaderboard, spend per model, harness errors by cause."""
+def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: str | None,
+                budget: Budget | None = None) -> str:
+    """The closing summary: games now and in all, the leaderboard, spend per model (and outside the games,
+    from `budget`), harness errors by cause."""
     games, spend, errors = all_games(run_dir), store_spend(run_dir), _frames(run_dir, "errors")
     lines = [f"Run '{name}': {now.played} game(s) played now; {len(games)} of {planned} stored in all."]
     if len(games):
@@ -93,6 +96,10 @@ def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: 
                          f"{int(row['output_tokens']):,} output{voided}")
         if now.preflight_cost_usd:
             lines.append(f"  pre-flight requests: {money(now.preflight_cost_usd)}")
+    if budget is not None and budget.outside:
+        lines.append("Spend outside the games (a harness refiner between epochs; all starts; in the budgets):")
+        for player, usd in sorted(budget.outside.items()):
+            lines.append(f"  {player:<20} {money(usd)}  {budget.outside_notes.get(player, '')}".rstrip())
     if now.harness_errors:
         causes = ", ".join(f"{cause} ×{n}" for cause, n in now.harness_errors.most_common())
         lines.append(f"Harness errors now: {causes} (played again on the next start).")

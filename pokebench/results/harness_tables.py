@@ -15,9 +15,11 @@ both: the gain is measured pair by pair.
 - ``learning_curve.csv``: score per epoch for both players, the harness version of each epoch and
   whether it changed at that epoch (the plain partner's epochs are the harness player's pairs).
 - ``harness_versions.csv``: one row per version: parent, the epochs and games that triggered it,
-  edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost.
-- ``harness_edits.csv``: one row per edit of every version: pass, applied or rejected, the edit,
-  the old and new entry (applied) or why (rejected), as JSON.
+  edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost,
+  the seed texts it learned from; and one row per refinement that made no version: failed (the
+  API), killed (the run stopped; the calls it had paid), or with no change (every edit rejected).
+- ``harness_edits.csv``: one row per edit of every version (and of every refinement that changed
+  nothing): pass, applied or rejected, the edit, the old and new entry (applied) or why (rejected), as JSON.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pokebench.players.continual.edits import PASSES
 from pokebench.players.continual.versions import HarnessFiles
 
 N_BOOTSTRAP = 2000
@@ -101,8 +104,11 @@ def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: 
         rating = ratings.set_index("player")["elo"] if ratings is not None and not ratings.empty else pd.Series()
         h_cost, p_cost = _cost(h), _cost(p)
         refine = refiner_cost.get(harness, 0.0)
+        parts = next((s["harness_parts"] for s in h.summary if s.get("harness_parts") is not None), None)
         rows.append({
-            "harness_player": harness, "plain_player": plain, "opponents": " ".join(common), "pairs": len(pairs),
+            "harness_player": harness, "plain_player": plain,
+            "parts": " ".join(parts) if parts is not None else None,
+            "opponents": " ".join(common), "pairs": len(pairs),
             "harness_games": int(Hn.sum()), "plain_games": int(Pn.sum()),
             "harness_score": round(score_h, 4), "plain_score": round(score_p, 4),
             "score_gain": round(score_h - score_p, 4),
@@ -167,24 +173,35 @@ def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataF
                     "trigger_epochs": " ".join(str(e) for e in snap.trigger.get("epochs", [])),
                     "trigger_games": len(snap.trigger.get("games", [])),
                     "signatures": json.dumps(snap.trigger.get("signatures") or {}, sort_keys=True),
-                    **{f"{name}_applied": len((passes.get(name) or {}).get("applied", []))
-                       for name in ("prompt", "memory", "skills", "subagents")},
-                    **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", []))
-                       for name in ("prompt", "memory", "skills", "subagents")},
+                    **{f"{name}_applied": len((passes.get(name) or {}).get("applied", [])) for name in PASSES},
+                    **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", [])) for name in PASSES},
                     "refiner_calls": len(snap.calls), "refiner_input_tokens": tokens["input_tokens"],
                     "refiner_output_tokens": tokens["output_tokens"], "refiner_cost_usd": snap.refiner_cost_usd,
                     "at": snap.at, "harness": snap.harness.model_dump_json(),
+                    "learned_from": "; ".join(str(source) for source in snap.learned_from),
                 })
             for attempt in state.attempts:
-                if not attempt.get("ok"):
-                    rows.append({"run": run_dir.name, "player": player, "version": None,
-                                 "parent": attempt.get("from_version"), "trigger": "failed refinement",
-                                 "trigger_epochs": " ".join(str(e) for e in attempt.get("epochs", [])),
-                                 "trigger_games": len(attempt.get("games", [])),
-                                 "refiner_calls": len(attempt.get("calls", [])),
-                                 "refiner_cost_usd": attempt.get("cost_usd"), "at": attempt.get("at"),
-                                 "harness": None})
+                if attempt.get("ok") and attempt.get("version") != attempt.get("from_version"):
+                    continue  # it made a version: that version's row
+                passes = attempt.get("passes") or {}
+                rows.append({"run": run_dir.name, "player": player, "version": None,
+                             "parent": attempt.get("from_version"), "trigger": _no_version(attempt),
+                             "trigger_epochs": " ".join(str(e) for e in attempt.get("epochs", [])),
+                             "trigger_games": len(attempt.get("games", [])),
+                             **{f"{name}_applied": 0 for name in PASSES},
+                             **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", []))
+                                for name in PASSES},
+                             "refiner_calls": len(attempt.get("calls", [])),
+                             "refiner_cost_usd": attempt.get("cost_usd"), "at": attempt.get("at"),
+                             "error": attempt.get("error"), "harness": None})
     return _integers(pd.DataFrame(rows), ["version", "parent", "first_epoch"])
+
+
+def _no_version(attempt: dict[str, Any]) -> str:
+    """What a refinement that made no version was."""
+    if attempt.get("killed"):
+        return "killed refinement"
+    return "refinement with no change" if attempt.get("ok") else "failed refinement"
 
 
 def _integers(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -200,17 +217,22 @@ def edits_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFram
     for run_dir in run_dirs:
         for player in harness_players:
             files = HarnessFiles(run_dir / "players" / player)
-            for snap in files.versions() if files.exists() else []:
-                for pass_name, result in (snap.passes or {}).items():
+            if not files.exists():
+                continue
+            unchanged = [(None, a.get("at"), a.get("passes") or {}) for a in files.read_state().attempts
+                         if a.get("ok") and a.get("version") == a.get("from_version")]
+            for version, at, passes in [(s.version, s.at, s.passes or {}) for s in files.versions()] + unchanged:
+                for pass_name, result in passes.items():
                     for status in ("applied", "rejected"):
                         for item in result.get(status, []):
-                            rows.append({"run": run_dir.name, "player": player, "version": snap.version,
+                            rows.append({"run": run_dir.name, "player": player, "version": version, "at": at,
                                          "pass": pass_name, "status": status,
                                          "edit": json.dumps(item.get("edit"), ensure_ascii=False),
                                          "old": json.dumps(item.get("old"), ensure_ascii=False),
                                          "new": json.dumps(item.get("new"), ensure_ascii=False),
                                          "why": item.get("why")})
-    return pd.DataFrame(rows, columns=["run", "player", "version", "pass", "status", "edit", "old", "new", "why"])
+    return _integers(pd.DataFrame(rows, columns=["run", "player", "version", "at", "pass", "status", "edit", "old",
+                                                 "new", "why"]), ["version"])
 
 
 def refiner_costs(run_dirs: list[Path], harness_players: list[str]) -> dict[str, float]:

@@ -19,10 +19,17 @@ from pokebench.players.continual.harness import Harness
 __all__ = ["write_harness_page"]
 
 
+#: Whole-number columns: read as integers with gaps (``version 1``, never ``version 1.0``).
+_WHOLE = ("version", "parent", "first_epoch", "harness_version", "epoch", "pairs", "games", "first_pair",
+          "last_pair", "refiner_calls", "trigger_games")
+
+
 def _rows(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    for column in set(_WHOLE) & set(table.columns):
+        table[column] = table[column].astype("Int64")
     return [{str(k): (None if pd.isna(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
 
 
@@ -33,7 +40,8 @@ def write_harness_page(root: Path) -> Path | None:
         return None
     edits = _rows(root / "harness_edits.csv")
     for v in versions:
-        v["edits"] = [e for e in edits if (e["run"], e["player"], e["version"]) == (v["run"], v["player"], v["version"])]
+        v["edits"] = [e for e in edits if (e["run"], e["player"], e["version"]) == (v["run"], v["player"], v["version"])
+                      and (v["version"] is not None or e.get("at") == v.get("at"))]
         v["harness_text"] = Harness.model_validate_json(v["harness"]).render(with_ids=True) if v.get("harness") else None
         counts = json.loads(v["signatures"]) if v.get("signatures") else {}
         v["signatures"] = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n) or None

@@ -209,6 +209,8 @@ def _memory(h: Harness, edit: Any, b: Budgets) -> tuple[Any, Any]:
             return _merged(old, twin)
         entry = MemoryEntry(id=f"m{h.next_memory_id}", text=text, importance=edit.importance)
         if len(h.memory) >= b.memory_entries:
+            if not h.memory:
+                raise Rejected("memory holds no entries (its budget, memory_entries, is 0)")
             weakest = min(h.memory, key=lambda m: m.importance)
             if weakest.importance >= entry.importance:
                 raise Rejected(f"memory is full ({b.memory_entries} entries) and none is less important; "

@@ -16,25 +16,51 @@ A :class:`Harness` is a value: the refiner makes a new one from an old one by ed
 
 from __future__ import annotations
 
+from typing import Collection, Iterable
+
 from pydantic import BaseModel, ConfigDict, Field
+
+#: The four parts, each with its refiner pass (:data:`pokebench.players.continual.edits.PASSES`).
+PART_PASSES = {"strategy": "prompt", "memory": "memory", "skills": "skills", "advisors": "subagents"}
+#: What an ablation can switch off (player option ``without``): the four parts and the failure-signature mining.
+SWITCHES = (*PART_PASSES, "signatures")
 
 
 class Budgets(BaseModel):
-    """Size limits of each part (what the model reads at the start of every game)."""
+    """Size limits of each part (what the model reads at the start of every game); a part with a budget of 0 is off."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    strategy_chars: int = 1200
-    memory_entries: int = 24
-    memory_chars: int = 240
-    skills: int = 8
-    skill_name_chars: int = 48
-    skill_chars: int = 480
-    subagents: int = 3
-    subagent_chars: int = 800
-    edits_per_pass: int = 12
+    strategy_chars: int = Field(default=1200, ge=0)
+    memory_entries: int = Field(default=24, ge=0)
+    memory_chars: int = Field(default=240, ge=0)
+    skills: int = Field(default=8, ge=0)
+    skill_name_chars: int = Field(default=48, ge=0)
+    skill_chars: int = Field(default=480, ge=0)
+    subagents: int = Field(default=3, ge=0)
+    subagent_chars: int = Field(default=800, ge=0)
+    edits_per_pass: int = Field(default=12, ge=0)
     #: Texts at least this similar (difflib ratio of their normalised words) are near-duplicates: merged.
-    duplicate_ratio: float = 0.8
+    duplicate_ratio: float = Field(default=0.8, ge=0, le=1)
+
+    def empty_parts(self) -> set[str]:
+        """The parts that can hold nothing under these budgets."""
+        zero = {"strategy": [self.strategy_chars], "memory": [self.memory_entries, self.memory_chars],
+                "skills": [self.skills, self.skill_name_chars, self.skill_chars],
+                "advisors": [self.subagents, self.subagent_chars]}
+        return {part for part, limits in zero.items() if self.edits_per_pass == 0 or 0 in limits}
+
+
+def switched_on(without: Iterable[str], budgets: Budgets, advisors_usable: bool = True) -> tuple[str, ...]:
+    """The parts (and "signatures") on, in order: not listed in `without`, not of budget 0, and the advisors
+    only when they can be consulted. ValueError for a name that is not a switch."""
+    off = list(without)
+    unknown = [name for name in off if name not in SWITCHES]
+    if unknown:
+        raise ValueError(f"without: {unknown} are not parts of the harness; they are {', '.join(SWITCHES)}")
+    empty = budgets.empty_parts() | (set() if advisors_usable else {"advisors"})
+    parts = [p for p in PART_PASSES if p not in off and p not in empty]
+    return (*parts, *(["signatures"] if "signatures" not in off and parts else []))
 
 
 class MemoryEntry(BaseModel):
@@ -78,23 +104,52 @@ class Harness(BaseModel):
     def memory_by_importance(self) -> list[MemoryEntry]:
         return sorted(self.memory, key=lambda m: (-m.importance, int(m.id[1:]) if m.id[1:].isdigit() else 0))
 
-    def render(self, with_ids: bool = False) -> str:
-        """The four sections as the player (and, with ids, the refiner) reads them."""
-        memory = [f"- {f'[{m.id}] ' if with_ids else ''}(importance {m.importance}) {m.text}"
-                  for m in self.memory_by_importance()] or ["(none yet)"]
-        skills = [f"- {s.name} — when: {s.when} — how: {s.steps}" for s in self.skills] or ["(none yet)"]
-        advisors = [f"- {a.name} — consult when: {a.when}" + (f" — instructions: {a.instructions}" if with_ids else "")
-                    for a in self.subagents] or ["(none yet)"]
-        return "\n".join(["STRATEGY", self.strategy or "(none yet)", "", "MEMORY", *memory, "", "SKILLS", *skills,
-                          "", "ADVISORS", *advisors])
+    def render(self, with_ids: bool = False, parts: Collection[str] = tuple(PART_PASSES)) -> str:
+        """The sections of the `parts` on, as the player (and, with ids, the refiner) reads them."""
+        sections = {
+            "strategy": [self.strategy or "(none yet)"],
+            "memory": [f"- {f'[{m.id}] ' if with_ids else ''}(importance {m.importance}) {m.text}"
+                       for m in self.memory_by_importance()] or ["(none yet)"],
+            "skills": [f"- {s.name} — when: {s.when} — how: {s.steps}" for s in self.skills] or ["(none yet)"],
+            "advisors": [f"- {a.name} — consult when: {a.when}"
+                         + (f" — instructions: {a.instructions}" if with_ids else "")
+                         for a in self.subagents] or ["(none yet)"],
+        }
+        return "\n\n".join("\n".join([part.upper(), *lines]) for part, lines in sections.items() if part in parts)
 
 
-def harness_block(harness: Harness, version: int, epoch: int | None, consult: bool) -> str:
-    """What the player reads in front of the first message of a game that uses this harness."""
+def _listing(parts: Collection[str]) -> str:
+    names = [p for p in PART_PASSES if p in parts]
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+
+
+def origin(mode: str, version: int, loaded: bool, learned_before: bool) -> str:
+    """Where a version's contents came from, truthfully: written in this run, loaded, or both.
+
+    `loaded`: version 0 was loaded (frozen, continue); `learned_before`: it was learned from games of
+    another run (a harness written by hand was not)."""
+    before = ("a harness learned before this run, from other games" if learned_before
+              else "a harness written before this run")
+    if not loaded:
+        return ("you wrote them after earlier games of this run, from what happened in them" if version
+                else "you write them after each epoch of this run, from what happens in its games; nothing is "
+                     "written yet")
+    if mode == "frozen":
+        return f"they were loaded from {before}, and they do not change during this run"
+    if version == 0:
+        return f"they were loaded from {before}; you refine them after each epoch of this run"
+    return f"they started from {before}, and you refined them after earlier games of this run"
+
+
+def harness_block(harness: Harness, version: int, epoch: int | None, consult: bool,
+                  parts: Collection[str] = tuple(PART_PASSES), where_from: str | None = None) -> str:
+    """What the player reads in front of the first message of a game that uses this harness ("" with no part on)."""
+    if not any(p in parts for p in PART_PASSES):
+        return ""
     where = f"version {version}" + (f", used by every game of epoch {epoch} of this run" if epoch is not None else "")
     advisors = ("You may consult an advisor with the `consult` tool before you answer; each consultation is one "
-                "more request.\n" if consult and harness.subagents else "")
+                "more request.\n" if consult and harness.subagents and "advisors" in parts else "")
+    said = where_from or origin("scratch", version, False, False)
     return (f"YOUR HARNESS ({where})\n"
-            "Your own strategy, memory, skills and advisors: you wrote them after earlier games of this run, "
-            "from what happened in them. Use them where they help.\n" + advisors + "\n"
-            + harness.render() + "\n\n")
+            f"Your own {_listing(parts)}: {said}. Use them where they help.\n" + advisors + "\n"
+            + harness.render(parts=parts) + "\n\n")

@@ -28,9 +28,9 @@ from poke_env.battle import AbstractBattle
 from pokebench.llm.client import Completion, ModelConfig
 from pokebench.player.bench_player import GameContext
 from pokebench.players.continual import subagents
-from pokebench.players.continual.harness import Budgets, Harness, harness_block
+from pokebench.players.continual.harness import Budgets, Harness, harness_block, origin, switched_on
 from pokebench.players.continual.refining import HarnessRefiner
-from pokebench.players.continual.versions import MODES, HarnessFiles, initial_harness
+from pokebench.players.continual.versions import MODES, HarnessFiles, Source, check_carry_over, initial_harness
 from pokebench.players.llm import LLMPlayer
 from pokebench.util import utc_now
 
@@ -40,8 +40,8 @@ CONSULT_MODES = ("tools", "off")
 
 
 def _options(mode: str, load_from: str | None, epoch_pairs: Any, consult: str, budgets: Any,
-             max_consults_per_decision: Any) -> Budgets:
-    """Check the player's options (ValueError naming the fix); the budgets."""
+             max_consults_per_decision: Any, without: Any = None) -> tuple[Budgets, tuple[str, ...]]:
+    """Check the player's options (ValueError naming the fix); the budgets and the parts on (``switched_on``)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if isinstance(epoch_pairs, bool) or not isinstance(epoch_pairs, int) or epoch_pairs < 1:
@@ -53,9 +53,12 @@ def _options(mode: str, load_from: str | None, epoch_pairs: Any, consult: str, b
         raise ValueError(f"max_consults_per_decision must be a whole number >= 0, not {max_consults_per_decision!r}")
     initial_harness(mode, load_from)  # a missing or unreadable load_from is found before any game
     try:
-        return Budgets(**(budgets or {}))
+        limits = Budgets(**(budgets or {}))
     except Exception as err:
         raise ValueError(f"budgets: {err}") from None
+    if without is not None and (isinstance(without, str) or not isinstance(without, (list, tuple))):
+        raise ValueError(f"without must be a list of parts (e.g. without=[memory,signatures]), not {without!r}")
+    return limits, switched_on(without or [], limits, consult == "tools" and max_consults_per_decision > 0)
 
 
 class ContinualHarnessPlayer(LLMPlayer):
@@ -64,13 +67,15 @@ class ContinualHarnessPlayer(LLMPlayer):
     def __init__(self, model: dict[str, Any], name: str | None = None, mode: str = "scratch",
                  load_from: str | None = None, epoch_pairs: int = 1, refiner_model: dict[str, Any] | None = None,
                  consult: str = "tools", max_consults_per_decision: int = 2, budgets: dict[str, Any] | None = None,
-                 refiner_log_chars: int = 20000, **poke_env_kwargs: Any) -> None:
-        self.budgets = _options(mode, load_from, epoch_pairs, consult, budgets, max_consults_per_decision)
+                 refiner_log_chars: int = 20000, without: list[str] | None = None, **poke_env_kwargs: Any) -> None:
+        self.budgets, self.parts = _options(mode, load_from, epoch_pairs, consult, budgets,
+                                            max_consults_per_decision, without)
         self.mode, self.load_from, self.epoch_pairs = mode, load_from, epoch_pairs
         self.consult, self.max_consults = consult, max_consults_per_decision
         self.harness = Harness()
         self.harness_version = 0
         self.harness_epoch: int | None = None
+        self.harness_origin: str | None = None
         super().__init__(model, name=name, **poke_env_kwargs)
 
     # ---- the run's side: checks, shards, epochs ---------------------------------------------------
@@ -78,9 +83,9 @@ class ContinualHarnessPlayer(LLMPlayer):
     def preflight(cls, model: dict[str, Any], name: str | None = None, mode: str = "scratch",
                   load_from: str | None = None, epoch_pairs: int = 1, refiner_model: dict[str, Any] | None = None,
                   consult: str = "tools", max_consults_per_decision: int = 2, budgets: dict[str, Any] | None = None,
-                  **_other: Any) -> None:
+                  without: list[str] | None = None, **_other: Any) -> None:
         super().preflight(model, name)
-        _options(mode, load_from, epoch_pairs, consult, budgets, max_consults_per_decision)
+        _options(mode, load_from, epoch_pairs, consult, budgets, max_consults_per_decision, without)
         if refiner_model is not None and mode != "frozen":
             config = ModelConfig.from_dict(refiner_model)
             config.api_key()
@@ -92,14 +97,27 @@ class ContinualHarnessPlayer(LLMPlayer):
         return mode != "frozen"
 
     @classmethod
+    def check_run(cls, seed_text: str, battle_format: str, mode: str = "scratch", load_from: str | None = None,
+                  **_other: Any) -> None:
+        """Refuse (ValueError) a loaded harness that learned from the games of this run's seed text and format."""
+        if mode != "scratch" and load_from:
+            loaded = initial_harness(mode, load_from)
+            check_carry_over(loaded.learned_from, Source(seed_text=seed_text, format=battle_format),
+                             loaded.source or load_from)
+
+    @classmethod
     def epoch_participant(cls, work_dir: Any, player: str, model: dict[str, Any], mode: str = "scratch",
                           load_from: str | None = None, epoch_pairs: int = 1,
                           refiner_model: dict[str, Any] | None = None, budgets: dict[str, Any] | None = None,
-                          refiner_log_chars: int = 20000, **_other: Any) -> HarnessRefiner:
-        """What refines this player between the epochs of a run (the refiner's model: the player's by default)."""
+                          refiner_log_chars: int = 20000, consult: str = "tools", max_consults_per_decision: int = 2,
+                          without: list[str] | None = None, run: dict[str, str] | None = None,
+                          **_other: Any) -> HarnessRefiner:
+        """What refines this player between the epochs of a run (the refiner's model: the player's by default);
+        `run`: the run's seed_text and format."""
+        limits, parts = _options(mode, load_from, epoch_pairs, consult, budgets, max_consults_per_decision, without)
         return HarnessRefiner(work_dir, player, mode, load_from, epoch_pairs,
-                              ModelConfig.from_dict(refiner_model or model), Budgets(**(budgets or {})),
-                              int(refiner_log_chars))
+                              ModelConfig.from_dict(refiner_model or model), limits, int(refiner_log_chars), parts,
+                              Source(**run) if run else None)
 
     # ---- per game ---------------------------------------------------------------------------------
     def _reset_conversation(self) -> None:
@@ -110,17 +128,24 @@ class ContinualHarnessPlayer(LLMPlayer):
 
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None] | None = None) -> None:
         super().begin_game(context, on_failure)
-        self.harness, self.harness_version, self.harness_epoch = self._load(context)
+        self._load(context)
 
-    def _load(self, context: GameContext) -> tuple[Harness, int, int | None]:
-        """The version of the epoch being played (version 0 outside a run, or before its first epoch)."""
+    def _load(self, context: GameContext) -> None:
+        """The version of the epoch being played (version 0 outside a run, or before its first epoch), and where
+        its contents came from."""
         files = HarnessFiles(context.work_dir) if context.work_dir is not None else None
         if files is None or not files.exists():
-            return initial_harness(self.mode, self.load_from)[0], 0, None
+            loaded = initial_harness(self.mode, self.load_from)
+            self.harness, self.harness_version, self.harness_epoch = loaded.harness, 0, None
+            self.harness_origin = origin(self.mode, 0, loaded.source is not None, bool(loaded.learned_from))
+            return
         state = files.read_state()
         epoch = state.active_epoch
         version = state.epochs.get(str(epoch), state.current) if epoch is not None else state.current
-        return files.read_version(version).harness, version, epoch
+        first = files.read_version(0)
+        self.harness, self.harness_version, self.harness_epoch = files.read_version(version).harness, version, epoch
+        self.harness_origin = origin(self.mode, version, first.trigger.get("kind") == "loaded",
+                                     bool(first.learned_from))
 
     def _new_events(self, battle: AbstractBattle) -> list[str]:
         events = super()._new_events(battle)
@@ -129,13 +154,14 @@ class ContinualHarnessPlayer(LLMPlayer):
 
     # ---- LLMPlayer's extension points -------------------------------------------------------------
     def first_message_prefix(self, battle: AbstractBattle) -> str:
-        return harness_block(self.harness, self.harness_version, self.harness_epoch, self._consulting())
+        return harness_block(self.harness, self.harness_version, self.harness_epoch, self._consulting(),
+                             self.parts, self.harness_origin)
 
     def entry_extra(self) -> dict[str, Any]:
         return {"harness_version": self.harness_version, "harness_epoch": self.harness_epoch}
 
     def _consulting(self) -> bool:
-        return self.consult == "tools" and bool(self.harness.subagents) and self.max_consults > 0
+        return "advisors" in self.parts and bool(self.harness.subagents)
 
     async def ask(self, battle: AbstractBattle) -> Completion:
         """An answer; while the harness has advisors, tool calls to them are answered first."""
@@ -190,7 +216,7 @@ class ContinualHarnessPlayer(LLMPlayer):
         consults = [d for d in self.decision_log if d.get("kind") in ("consult", "tool_call")]
         costs = [d["cost_usd"] for d in consults if d.get("cost_usd") is not None]
         return {"harness_version": self.harness_version, "harness_epoch": self.harness_epoch,
-                "harness_mode": self.mode, "epoch_pairs": self.epoch_pairs,
+                "harness_mode": self.mode, "epoch_pairs": self.epoch_pairs, "harness_parts": list(self.parts),
                 "consultations": sum(1 for d in consults if d["kind"] == "consult"),
                 "consult_cost_usd": round(sum(costs), 10) if consults else 0.0}
 

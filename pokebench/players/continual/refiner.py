@@ -1,10 +1,13 @@
-"""The refiner: after an epoch, four passes over the harness (prompt, memory, skills, sub-agents).
+"""The refiner: after an epoch, one pass per part over the harness (prompt, memory, skills, sub-agents).
 
-Each pass is its own API call with its own system prompt. It reads the games it is given
-(only games of finished epochs: :mod:`pokebench.play.epochs` calls it between epochs), the
-failure signatures mined from them in code (:mod:`pokebench.players.continual.signatures`)
-and the harness as the passes before it left it, and answers ``{"edits": [...]}``, validated
-against the pass's pydantic schema (:mod:`pokebench.players.continual.edits`).
+Each pass is its own API call. All passes share one system prompt that holds the games they are
+given (only games of finished epochs: :mod:`pokebench.play.epochs` calls it between epochs) and
+the failure signatures mined from them in code (:mod:`pokebench.players.continual.signatures`),
+so that passes 2 on read that long text from the provider's prompt cache; each pass's user
+message holds the harness as the passes before it left it and what the pass is asked. It answers
+``{"edits": [...]}``, validated against the pass's pydantic schema
+(:mod:`pokebench.players.continual.edits`). A part switched off (player option ``without``, or
+a budget of 0) has no pass, costs nothing and is not shown; with ``signatures`` off nothing is mined.
 
 A pass whose answer is no JSON object with ``edits`` has all of it rejected (recorded); the
 other passes go on. An API that stays down fails the whole refinement: nothing is applied,
@@ -16,12 +19,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from pokebench.llm.client import ChatClient, Completion, ModelConfig, cost_usd
 from pokebench.players.continual import signatures as sig
-from pokebench.players.continual.edits import FORMATS, PASSES, PassResult, apply_pass
-from pokebench.players.continual.harness import Budgets, Harness
+from pokebench.players.continual.edits import FORMATS, PassResult, apply_pass
+from pokebench.players.continual.harness import PART_PASSES, SWITCHES, Budgets, Harness
 from pokebench.text import prompt
 
 #: In every refiner request's system prompt (a scripted test server tells refiner requests by it).
@@ -31,13 +34,21 @@ _TOKEN_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasonin
 _COMMON = """\
 You are the HARNESS REFINER of an AI player of Pokémon Showdown, format [Gen 9] Random Battle, singles. You are \
 the same kind of model as the player. The player plays many games in one run; every game of an epoch starts from \
-the same harness: STRATEGY (a short playbook), MEMORY (facts with an importance from 1 to 5), SKILLS (named \
-procedures with when to use them) and ADVISORS (sub-agents with their own instructions that the player may \
-consult during a decision). After each epoch you read its games and improve the harness so that the player wins \
+the same harness: {parts}. After each epoch you read its games and improve the harness so that the player wins \
 more of the next ones. Keep what worked; write what helps in any game (every pair of games of a run draws new \
 random teams); never write about one particular opponent's team.
 
-This is pass {number} of 4: {task}
+You refine the harness in {count} pass(es), one part each; every pass reads the games below, and its request \
+says which part to edit, the answer format and the budget.
+
+{games}"""
+
+_PARTS = {"strategy": "STRATEGY (a short playbook)", "memory": "MEMORY (facts with an importance from 1 to 5)",
+          "skills": "SKILLS (named procedures with when to use them)",
+          "advisors": "ADVISORS (sub-agents with their own instructions that the player may consult during a decision)"}
+
+_PASS = """\
+This is pass {number} of {count}: {task}
 
 ANSWER FORMAT
 Answer with only one JSON object, and no other text: {{"edits": [<edit>, ...]}}
@@ -61,10 +72,18 @@ _TASKS = {
 }
 
 
-def system_prompt(pass_name: str, budgets: Budgets) -> str:
+def system_prompt(parts: Sequence[str], count: int, games: str) -> str:
+    """The system prompt every pass of one refinement shares (the games in it: the cached prefix of passes 2 on)."""
+    listed = [_PARTS[p] for p in PART_PASSES if p in parts]
+    return _COMMON.format(parts=", ".join(listed[:-1]) + (" and " if len(listed) > 1 else "") + listed[-1],
+                          count=count, games=games)
+
+
+def pass_request(pass_name: str, number: int, count: int, budgets: Budgets) -> str:
+    """What one pass is asked (after the harness as the earlier passes left it)."""
     task, budget = _TASKS[pass_name]
-    return _COMMON.format(number=PASSES.index(pass_name) + 1, task=task, format=FORMATS[pass_name],
-                          budget=budget.format(**budgets.model_dump()), edits=budgets.edits_per_pass)
+    return _PASS.format(number=number, count=count, task=task, format=FORMATS[pass_name],
+                        budget=budget.format(**budgets.model_dump()), edits=budgets.edits_per_pass)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -157,23 +176,35 @@ def _call_record(pass_name: str, completion: Completion, config: ModelConfig) ->
 
 
 async def refine(harness: Harness, games: list[dict[str, Any]], config: ModelConfig, budgets: Budgets,
-                 log_chars: int = 20000) -> Refinement:
-    """Four passes over `harness` from `games`; :class:`RefinementFailed` when the API stays down."""
-    client = ChatClient(config)
-    found = sig.mine(games)
-    shared = games_text(games, log_chars) + "\n\n" + sig.render(found)
+                 log_chars: int = 20000, parts: Sequence[str] = SWITCHES,
+                 on_call: Callable[[dict[str, Any]], None] | None = None, history: str = "") -> Refinement:
+    """One pass per part on in `parts` over `harness` from `games` (failure signatures mined unless switched
+    off), with `history` (every version's score, every epoch: :mod:`pokebench.players.continual.history`)
+    before them; `on_call` is given each call's record as soon as it is paid. :class:`RefinementFailed`
+    when the API stays down."""
+    passes = [PART_PASSES[p] for p in PART_PASSES if p in parts]
+    found = sig.mine(games) if "signatures" in parts else []
     result = Refinement(harness.model_copy(deep=True), signatures=found)
-    for pass_name in PASSES:
-        user = (f"You refine the harness after {len(games)} finished game(s).\n\n{shared}\n\n"
-                f"THE HARNESS NOW (after the passes before this one)\n{result.harness.render(with_ids=True)}\n\n"
-                "Answer with only the JSON object of your edits.")
+    if not passes:
+        return result
+    shared = games_text(games, log_chars) + ("\n\n" + sig.render(found) if "signatures" in parts else "")
+    system = system_prompt(parts, len(passes), (f"{history}\n\n" if history else "")
+                           + f"THE {len(games)} GAME(S) TO REFINE FROM (in full)\n\n{shared}")
+    client = ChatClient(config)
+    for number, pass_name in enumerate(passes, 1):
+        user = (f"THE HARNESS NOW (after the passes before this one)\n"
+                f"{result.harness.render(with_ids=True, parts=parts)}\n\n"
+                f"{pass_request(pass_name, number, len(passes), budgets)}")
         try:
-            completion = await client.complete([{"role": "system", "content": system_prompt(pass_name, budgets)},
+            completion = await client.complete([{"role": "system", "content": system},
                                                 {"role": "user", "content": user}])
         except Exception as err:  # an API that stays down (after its retries): the harness stays as it was
             raise RefinementFailed(f"pass {pass_name}: {type(err).__name__}: {client.redact(str(err))}"[:1000],
                                    result.calls) from err
-        result.calls.append(_call_record(pass_name, completion, config))
+        record = _call_record(pass_name, completion, config)
+        result.calls.append(record)
+        if on_call is not None:
+            on_call(record)
         try:
             edits = parse_edits(completion.text)
         except ValueError as err:
