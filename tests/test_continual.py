@@ -170,7 +170,7 @@ def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_fo
     refiner = HarnessRefiner(tmp_path, "ch", "scratch", None, 1, config, Budgets(), 5000)
     files = HarnessFiles(tmp_path)
     for game_id, epoch in (("e1.g1", 1), ("e1.g2", 1), ("e2.g1", 2)):
-        files.writetrajectory(game_id, trajectory(game_id, epoch))
+        files.write_trajectory(game_id, trajectory(game_id, epoch))
 
     asyncio.run(refiner.before_epoch(1, {}))
     asyncio.run(refiner.before_epoch(2, {1: ["e1.g1", "e1.g2"]}))
@@ -327,7 +327,7 @@ def test_continue_mode_starts_from_another_runs_last_version_and_refines_on(api,
     config = refiner_config(api)
     refiner = HarnessRefiner(tmp_path / "now", "ch", "continue", str(tmp_path / "earlier"), 1, config, Budgets(), 5000)
     files = HarnessFiles(tmp_path / "now")
-    files.writetrajectory("g1", trajectory("g1", 1))
+    files.write_trajectory("g1", trajectory("g1", 1))
     asyncio.run(refiner.before_epoch(1, {}))
     assert files.read_version(0).harness.strategy == "Learned before." and files.read_version(0).trigger["kind"] == "loaded"
     asyncio.run(refiner.before_epoch(2, {1: ["g1"]}))
