@@ -20,6 +20,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
@@ -40,7 +41,7 @@ from pokebench.players.continual.player import ContinualHarnessPlayer
 from pokebench.players.continual.refiner import REFINER_MARKER, refine
 from pokebench.players.continual.refining import HarnessRefiner
 from pokebench.players.continual.versions import CarryOver, HarnessFiles, Snapshot, Source
-from pokebench.results.harness_tables import edits_table, versions_table
+from pokebench.results.harness_tables import curve_table, edits_table, gain_table, versions_table
 from pokebench.results.store import RunStore
 from pokebench.site.harness_page import write_harness_page
 
@@ -429,3 +430,26 @@ def test_the_refiner_reads_every_versions_score_and_every_epoch_and_a_worse_vers
     assert "- version 2, parent 1: a rollback to the content of version 0; not played yet" in told
     assert "- epoch 1 (version 0): 4 game(s), 4 won" in told and "- epoch 2 (version 1): 4 game(s), 0 won, 4 lost" in told
     assert all(g not in told.split("THE 4 GAME(S) TO REFINE FROM")[1] for g in ids1)  # epoch 1 in the digest only
+
+
+# ---- item 2: independent learning trajectories, pooled ---------------------------------------------
+
+def test_runs_published_together_pool_pairs_of_each_run_and_the_curve_has_an_interval_per_epoch():
+    rows = []
+    for run in ("learn-1", "learn-2"):
+        for pair in (1, 2, 3, 4):
+            for game in (1, 2):
+                for player, won in (("ch", pair > 2 or game == 1), ("plain", game == 1)):
+                    summary = {"model": "m", "reasoning": None, "cost_usd": 0.0,
+                               **({"harness_version": (pair - 1) // 2, "epoch_pairs": 2} if player == "ch" else {})}
+                    rows.append({"game_id": f"{player}.p{pair}.g{game}", "run": run, "pair": pair,
+                                 "unit": f"{run}.p{pair:04d}", "player": player, "opponent": "bot",
+                                 "score": float(won), "summary": summary})
+    sides = pd.DataFrame(rows)
+    gain = gain_table(sides, None, {}).iloc[0]
+    assert (gain.runs, gain.pairs, gain.harness_games) == (2, 8, 16)  # pair k of each run is its own unit
+    assert gain.score_gain == pytest.approx(0.25) and gain.score_gain_lo <= 0.25 <= gain.score_gain_hi
+    curve = curve_table(sides).set_index(["role", "epoch"])
+    assert list(curve.loc["harness"].score) == [0.5, 1.0] and set(curve.runs) == {2}
+    first = curve.loc[("harness", 1)]
+    assert first.score_lo == pytest.approx(0.5) and first.score_hi == pytest.approx(0.5)  # every pair scored 0.5

@@ -4,7 +4,9 @@ and the harness's versions.
 A *harness player* is one whose game summaries carry ``harness_version``; its *plain partner* is
 an LLM player of the same run with the same model and reasoning level and no harness. Both play
 the same opponents on the same seeds, so pair k against opponent O is the same two teams for
-both: the gain is measured pair by pair.
+both: the gain is measured pair by pair. Published together, several runs (independent learning
+trajectories, each with its own seed text; or held-out evaluations of them) pool: the unit is a
+pair of a run, (run, pair).
 
 - ``harness_gain.csv``: per (harness, plain) couple, over the opponents both played: each one's
   mean score, the **score gain** (harness − plain) with a paired bootstrap interval over pairs
@@ -12,8 +14,9 @@ both: the gain is measured pair by pair.
   both players' games of that pair), the gain in performance Elo (400·log10(s/(1−s)) of each
   one's score against those opponents, the same resample for both), the fitted ratings of both
   and their difference, and the cost per game of each, the refiner's spend included.
-- ``learning_curve.csv``: score per epoch for both players, the harness version of each epoch and
-  whether it changed at that epoch (the plain partner's epochs are the harness player's pairs).
+- ``learning_curve.csv``: score per epoch for both players, with a 95 % interval over the pairs of the
+  epoch (of every run), the harness version of each epoch and whether it changed at that epoch (the
+  plain partner's epochs are the harness player's pairs).
 - ``harness_versions.csv``: one row per version: parent, the epochs and games that triggered it,
   edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost,
   the seed texts it learned from; and one row per refinement that made no version: failed (the
@@ -33,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.players.continual.edits import PASSES
+from pokebench.players.continual.history import clustered
 from pokebench.players.continual.versions import HarnessFiles
 
 N_BOOTSTRAP = 2000
@@ -47,7 +51,8 @@ def _sides(games: pd.DataFrame, players: dict[str, dict[str, Any]]) -> pd.DataFr
         for side, other in (("p1", "p2"), ("p2", "p1")):
             summary = (players.get(g["game_id"]) or {}).get(side) or {}
             score = _SCORE[g["winner"]] if side == "p1" else 1.0 - _SCORE[g["winner"]]
-            rows.append({"game_id": g["game_id"], "run": g["run"], "pair": int(g["pair"]), "player": g[side],
+            rows.append({"game_id": g["game_id"], "run": g["run"], "pair": int(g["pair"]),
+                         "unit": f"{g['run']}.p{int(g['pair']):04d}", "player": g[side],
                          "opponent": g[other], "score": score, "summary": summary})
     return pd.DataFrame(rows)
 
@@ -87,13 +92,13 @@ def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: 
         h, p = sides[sides.player == harness], sides[sides.player == plain]
         common = sorted(set(h.opponent) & set(p.opponent) - {harness, plain})
         h, p = h[h.opponent.isin(common)], p[p.opponent.isin(common)]
-        pairs = sorted(set(h.pair) & set(p.pair))
+        pairs = sorted(set(h.unit) & set(p.unit))  # pairs of a run: (run, pair)
         if not pairs:
             continue
-        h, p = h[h.pair.isin(pairs)], p[p.pair.isin(pairs)]
+        h, p = h[h.unit.isin(pairs)], p[p.unit.isin(pairs)]
         # per pair: summed score and games of each player (all common opponents)
-        hs = h.groupby("pair")["score"].agg(["sum", "count"]).reindex(pairs)
-        ps = p.groupby("pair")["score"].agg(["sum", "count"]).reindex(pairs)
+        hs = h.groupby("unit")["score"].agg(["sum", "count"]).reindex(pairs)
+        ps = p.groupby("unit")["score"].agg(["sum", "count"]).reindex(pairs)
         H, Hn, P, Pn = (hs["sum"].to_numpy(), hs["count"].to_numpy(), ps["sum"].to_numpy(), ps["count"].to_numpy())
         rng = np.random.default_rng(seed)
         draw = rng.integers(0, len(pairs), size=(n_bootstrap, len(pairs)))
@@ -108,7 +113,7 @@ def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: 
         rows.append({
             "harness_player": harness, "plain_player": plain,
             "parts": " ".join(parts) if parts is not None else None,
-            "opponents": " ".join(common), "pairs": len(pairs),
+            "opponents": " ".join(common), "runs": int(h.run.nunique()), "pairs": len(pairs),
             "harness_games": int(Hn.sum()), "plain_games": int(Pn.sum()),
             "harness_score": round(score_h, 4), "plain_score": round(score_p, 4),
             "score_gain": round(score_h - score_p, 4),
@@ -143,9 +148,14 @@ def curve_table(sides: pd.DataFrame) -> pd.DataFrame:
             for epoch_key, part in mine.groupby("epoch"):
                 epoch = int(str(epoch_key))
                 version = version_of.get(epoch)
+                interval = clustered({u: list(g.score) for u, g in part.groupby("unit")})
+                assert interval is not None
                 rows.append({"harness_player": harness, "player": name, "role": role, "epoch": epoch,
                              "first_pair": int(part.pair.min()), "last_pair": int(part.pair.max()),
-                             "games": len(part), "score": round(float(part.score.mean()), 4),
+                             "runs": int(part.run.nunique()), "games": len(part),
+                             "score": round(float(part.score.mean()), 4),
+                             "score_lo": round(interval.lo, 4) if interval.pairs > 1 else None,
+                             "score_hi": round(interval.hi, 4) if interval.pairs > 1 else None,
                              "harness_version": version if role == "harness" else None,
                              "version_changed": bool(role == "harness" and previous is not None
                                                      and version != previous)})

@@ -20,7 +20,7 @@ __all__ = ["write_harness_page"]
 
 
 #: Whole-number columns: read as integers with gaps (``version 1``, never ``version 1.0``).
-_WHOLE = ("version", "parent", "first_epoch", "harness_version", "epoch", "pairs", "games", "first_pair",
+_WHOLE = ("version", "parent", "first_epoch", "harness_version", "epoch", "pairs", "runs", "games", "first_pair",
           "last_pair", "refiner_calls", "trigger_games")
 
 

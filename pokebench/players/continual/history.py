@@ -64,6 +64,11 @@ def score(games: Iterable[dict[str, Any]]) -> Score | None:
     by_pair: dict[str, list[float]] = defaultdict(list)
     for game in games:
         by_pair[pair_of(str(game["game_id"]))].append(_POINTS.get(str(game.get("outcome")), 0.5))
+    return clustered(by_pair)
+
+
+def clustered(by_pair: dict[Any, list[float]]) -> Score | None:
+    """The mean of per-game points, with its standard error over pairs (the unit), or None without any."""
     if not by_pair:
         return None
     means = [sum(points) / len(points) for points in by_pair.values()]
