@@ -223,10 +223,15 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     v1 = files.version_path(1).read_bytes()
 
     script.slow_epoch = None
-    finish(pokebench(tmp_path, api, *args))
+    printed = finish(pokebench(tmp_path, api, *args))
     state = files.read_state()
     assert state.epochs == {"1": 0, "2": 1, "3": 2}, "the resumed run kept epoch 2's version and refined once more"
     assert len(state.attempts) == 2 and files.version_path(1).read_bytes() == v1
+    # the refiner's spend, both starts, in the closing summary
+    refiner_usd = sum(a["cost_usd"] for a in state.attempts)
+    assert "Spend outside the games" in printed and refiner_usd > 0
+    line = next(line for line in printed.splitlines() if line.strip().startswith("ch-local ") and "refinement" in line)
+    assert f"${refiner_usd:,.4f}" in line and "2 refinement(s): 2 made a version" in line
 
     with RunStore.open_existing(db) as store:
         games = store.games().set_index("game_id")

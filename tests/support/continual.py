@@ -85,9 +85,11 @@ def pokebench(cwd: Path, api: LocalOpenAI, *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def finish(proc: subprocess.Popen[str]) -> None:
+def finish(proc: subprocess.Popen[str]) -> str:
+    """Wait for a whole run that must succeed; what it printed."""
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
+    return out
 
 
 def stored(db: Path) -> set[str]:
