@@ -45,7 +45,7 @@ def refiner_answer(request: ChatRequest) -> str:
     system, user = request.messages[0]["content"], request.messages[-1]["content"]
     number = {"STRATEGY": 1, "MEMORY": 2, "SKILLS": 3, "ADVISORS": 4}[
         re.search(r"This is pass \d of \d: the ([A-Z]+)", user).group(1)]
-    signatures = system.split("FAILURE SIGNATURES", 1)[1]
+    signatures = system.split("FAILURE SIGNATURES", 1)[1] if "FAILURE SIGNATURES" in system else ""  # off
     counts = _counts(signatures)
     harness = user.split("THE HARNESS NOW", 1)[1]
     edits: list[dict[str, object]] = []
