@@ -40,8 +40,8 @@ from pokebench.players.continual.harness import (PART_PASSES, SWITCHES, Budgets,
 from pokebench.players.continual.player import ContinualHarnessPlayer
 from pokebench.players.continual.refiner import REFINER_MARKER, refine
 from pokebench.players.continual.refining import HarnessRefiner
-from pokebench.players.continual.versions import CarryOver, HarnessFiles, Snapshot, Source
-from pokebench.results.harness_tables import curve_table, edits_table, gain_table, versions_table
+from pokebench.players.continual.versions import CarryOver, HarnessFiles, Snapshot, Source, initial_harness
+from pokebench.results.harness_tables import curve_table, edits_table, gain_table, gap_table, versions_table
 from pokebench.results.store import RunStore
 from pokebench.site.harness_page import write_harness_page
 
@@ -135,8 +135,9 @@ def test_learn_on_seed_text_a_then_evaluate_frozen_on_b(api, tmp_path):
     assert refused.returncode != 0 and f"load_from {learned} (version 1) learned from the games of seed_text='A'" in err
     assert not (tmp_path / "runs" / "eval-a" / "store.sqlite").exists()
 
-    api.requests.clear()
-    finish(pokebench(tmp_path, api, *common, "name=eval-b", "seed_text=B", *frozen))
+    api.requests.clear()  # evaluated beside the expert harness and the plain model (ch-expert's run)
+    finish(pokebench(tmp_path, api, "+run=ch-expert", "pairs=2", "server.sim_processes=1", "name=eval-b",
+                     "seed_text=B", *frozen))
     assert len(script.refiner) == 4, "a frozen harness is never refined"
     run_dir = tmp_path / "runs" / "eval-b"
     with RunStore.open_existing(run_dir / "store.sqlite") as store:
@@ -144,14 +145,21 @@ def test_learn_on_seed_text_a_then_evaluate_frozen_on_b(api, tmp_path):
     assert len(sides) == 4 and {(s["harness_version"], s["harness_mode"]) for s in sides} == {(0, "frozen")}
     firsts = [r.messages[1]["content"] for r in api.requests
               if len(r.messages) == 2 and r.messages[1]["content"].startswith("YOUR HARNESS")]
-    assert len(firsts) == 4 and all("STRATEGY ONE" in f for f in firsts)
+    learned = [f for f in firsts if "STRATEGY ONE" in f]
+    expert = [f for f in firsts if "- choose an attack — when: every turn you attack" in f]
+    assert len(learned) == 4 and len(expert) == 4 and len(firsts) == 8
     assert all("loaded from a harness learned before this run, from other games, and they do not change" in f
-               and "you wrote" not in f for f in firsts)
+               and "you wrote" not in f for f in learned)
+    assert all("loaded from a harness written before this run, and they do not change" in f for f in expert)
+    gap = pd.read_csv(tmp_path / "data" / "site" / "eval-b" / "harness_gap.csv")
+    assert list(gap[["adaptive_player", "expert_player", "plain_player", "pairs"]].iloc[0]) == [
+        "ch-local", "ch-expert", "local", 2]
     state = HarnessFiles(run_dir / "players" / "ch-local").read_state()
     assert state.mode == "frozen" and state.attempts == [] and str(learned) in (state.loaded_from or "")
     table = versions_table([run_dir], ["ch-local"])
     assert list(table.learned_from) == ["seed_text='A' (format gen9randombattle)"]
     assert list(table.trigger) == ["loaded"]
+    assert "Gap recovered" in (tmp_path / "data" / "site" / "eval-b" / "harness.html").read_text()
 
 
 # ---- item 4: ablations by config ------------------------------------------------------------------
@@ -453,3 +461,35 @@ def test_runs_published_together_pool_pairs_of_each_run_and_the_curve_has_an_int
     assert list(curve.loc["harness"].score) == [0.5, 1.0] and set(curve.runs) == {2}
     first = curve.loc[("harness", 1)]
     assert first.score_lo == pytest.approx(0.5) and first.score_hi == pytest.approx(0.5)  # every pair scored 0.5
+
+
+# ---- item 5: the expert harness and the gap recovered ----------------------------------------------
+
+def test_the_expert_harness_loads_within_the_budgets_anywhere_and_plans(api, monkeypatch):
+    monkeypatch.setenv("POKEBENCH_BASE_URL", api.base_url)
+    loaded = initial_harness("frozen", "expert")
+    harness, budgets = loaded.harness, Budgets()
+    assert loaded.learned_from == [] and "gen9randombattle.json" in (loaded.source or "")
+    assert len(harness.strategy) <= budgets.strategy_chars and len(harness.memory) <= budgets.memory_entries
+    assert all(len(m.text) <= budgets.memory_chars for m in harness.memory)
+    assert all(len(s.steps) <= budgets.skill_chars and len(s.when) <= budgets.skill_chars for s in harness.skills)
+    ContinualHarnessPlayer.check_run("pokebench-2026", FORMAT, mode="frozen", load_from="expert")  # learned from no run
+    plan = plan_run(_cfg(run="ch-expert"), "ch-expert")
+    assert plan.factories["ch-expert"].keywords["load_from"] == "expert"  # type: ignore[union-attr]
+
+
+def test_the_gap_recovered_is_adaptive_minus_plain_over_expert_minus_plain_with_an_interval():
+    rows = []
+    won = {"ch": (1, 1, 1, 0), "expert": (1, 1, 1, 1), "plain": (1, 0, 1, 0)}  # per pair: game 1, game 2 won?
+    for player, wins in won.items():
+        summary = {"model": "m", "reasoning": None, "cost_usd": 0.0,
+                   **({"harness_version": 0, "harness_expert": player == "expert"} if player != "plain" else {})}
+        for pair in (1, 2, 3, 4):
+            for game in (1, 2):
+                score = float(wins[pair - 1]) if game == 1 else float(pair % 2)
+                rows.append({"game_id": f"{player}.p{pair}.g{game}", "run": "r", "pair": pair, "unit": f"r.p{pair:04d}",
+                             "player": player, "opponent": "bot", "score": score, "summary": summary})
+    gap = gap_table(pd.DataFrame(rows)).iloc[0]
+    assert (gap.adaptive_player, gap.expert_player, gap.plain_player, gap.pairs) == ("ch", "expert", "plain", 4)
+    assert (gap.adaptive_score, gap.expert_score, gap.plain_score) == (0.625, 0.75, 0.5)
+    assert gap.gap_recovered == pytest.approx(0.5) and gap.gap_recovered_lo <= 0.5 <= gap.gap_recovered_hi

@@ -21,6 +21,8 @@ pair of a run, (run, pair).
   edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost,
   the seed texts it learned from; and one row per refinement that made no version: failed (the
   API), killed (the run stopped; the calls it had paid), or with no change (every edit rejected).
+- ``harness_gap.csv`` (when an expert harness played: ``load_from: expert``): the "gap recovered",
+  (adaptive − plain) / (expert − plain), with a paired bootstrap interval over pairs.
 - ``harness_edits.csv``: one row per edit of every version (and of every refinement that changed
   nothing): pass, applied or rejected, the edit, the old and new entry (applied) or why (rejected), as JSON.
 """
@@ -97,9 +99,7 @@ def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: 
             continue
         h, p = h[h.unit.isin(pairs)], p[p.unit.isin(pairs)]
         # per pair: summed score and games of each player (all common opponents)
-        hs = h.groupby("unit")["score"].agg(["sum", "count"]).reindex(pairs)
-        ps = p.groupby("unit")["score"].agg(["sum", "count"]).reindex(pairs)
-        H, Hn, P, Pn = (hs["sum"].to_numpy(), hs["count"].to_numpy(), ps["sum"].to_numpy(), ps["count"].to_numpy())
+        (H, Hn), (P, Pn) = _per_unit(h, pairs), _per_unit(p, pairs)
         rng = np.random.default_rng(seed)
         draw = rng.integers(0, len(pairs), size=(n_bootstrap, len(pairs)))
         bh, bp = H[draw].sum(1) / Hn[draw].sum(1), P[draw].sum(1) / Pn[draw].sum(1)
@@ -130,6 +130,49 @@ def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: 
             "refiner_cost_usd": round(refine, 6),
             "bootstrap_samples": n_bootstrap, "level": LEVEL,
         })
+    return pd.DataFrame(rows)
+
+
+def _per_unit(rows: pd.DataFrame, units: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Summed score and games per unit (pair of a run), in the order of `units`."""
+    table = rows.groupby("unit")["score"].agg(["sum", "count"]).reindex(units)
+    return table["sum"].to_numpy(), table["count"].to_numpy()
+
+
+def gap_table(sides: pd.DataFrame, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
+    """The paper's "gap recovered": (adaptive − plain) / (expert − plain), with a paired bootstrap interval over
+    pairs, for every adaptive harness player, expert harness player (``load_from: expert``) and plain partner
+    of the same model that played the same opponents on the same pairs."""
+    expert = {str(r["player"]) for r in _records(sides) if r["summary"].get("harness_expert")}
+    rows = []
+    for adaptive, plain in couples(sides):
+        for e in sorted(x for x, partner in couples(sides) if x in expert and partner == plain):
+            if adaptive in expert:
+                continue
+            trio = sides[sides.player.isin([adaptive, e, plain])]
+            common = sorted(set.intersection(*(set(trio[trio.player == q].opponent) for q in (adaptive, e, plain)))
+                            - {adaptive, e, plain})
+            trio = trio[trio.opponent.isin(common)]
+            units = sorted(set.intersection(*(set(trio[trio.player == q].unit) for q in (adaptive, e, plain))))
+            if not units:
+                continue
+            (A, An), (E, En), (P, Pn) = (_per_unit(trio[trio.player == q], units) for q in (adaptive, e, plain))
+            draw = np.random.default_rng(seed).integers(0, len(units), size=(n_bootstrap, len(units)))
+            a_, e_, p_ = (X[draw].sum(1) / Xn[draw].sum(1) for X, Xn in ((A, An), (E, En), (P, Pn)))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratios = (a_ - p_) / (e_ - p_)
+            finite = ratios[np.isfinite(ratios)]
+            score = {q: float(X.sum() / Xn.sum()) for q, X, Xn in (("a", A, An), ("e", E, En), ("p", P, Pn))}
+            gap = score["e"] - score["p"]
+            q = [(1 - LEVEL) / 2, (1 + LEVEL) / 2]
+            rows.append({
+                "adaptive_player": adaptive, "expert_player": e, "plain_player": plain, "opponents": " ".join(common),
+                "runs": int(trio.run.nunique()), "pairs": len(units), "adaptive_score": round(score["a"], 4),
+                "expert_score": round(score["e"], 4), "plain_score": round(score["p"], 4),
+                "gap_recovered": round((score["a"] - score["p"]) / gap, 4) if gap else None,
+                "gap_recovered_lo": round(float(np.quantile(finite, q[0])), 4) if len(finite) else None,
+                "gap_recovered_hi": round(float(np.quantile(finite, q[1])), 4) if len(finite) else None,
+                "bootstrap_samples": n_bootstrap, "level": LEVEL})
     return pd.DataFrame(rows)
 
 
@@ -266,9 +309,11 @@ def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], rati
     harness = sorted({str(row["player"]) for row in _records(sides) if "harness_version" in row["summary"]})
     if not harness:
         return {}
-    return {"harness_gain": gain_table(sides, ratings, refiner_costs(run_dirs, harness)),
-            "learning_curve": curve_table(sides), "harness_versions": versions_table(run_dirs, harness),
-            "harness_edits": edits_table(run_dirs, harness)}
+    tables = {"harness_gain": gain_table(sides, ratings, refiner_costs(run_dirs, harness)),
+              "learning_curve": curve_table(sides), "harness_versions": versions_table(run_dirs, harness),
+              "harness_edits": edits_table(run_dirs, harness)}
+    gap = gap_table(sides)
+    return {**tables, "harness_gap": gap} if not gap.empty else tables
 
 
 def write_harness_tables(root: Path, games: pd.DataFrame, players: dict[str, dict[str, Any]],

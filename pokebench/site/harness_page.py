@@ -49,7 +49,7 @@ def write_harness_page(root: Path) -> Path | None:
     env = jinja2.Environment(loader=jinja2.PackageLoader("pokebench.site", "templates"),
                              autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined)
     html = env.get_template("harness.html").render(
-        gains=gains, curve=_rows(root / "learning_curve.csv"), versions=versions,
+        gains=gains, gaps=_rows(root / "harness_gap.csv"), curve=_rows(root / "learning_curve.csv"), versions=versions,
         level=f"{gains[0]['level']:.0%}" if gains else "95%")
     out = root / "harness.html"
     out.write_text(html, encoding="utf-8")

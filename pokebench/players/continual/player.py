@@ -30,7 +30,8 @@ from pokebench.player.bench_player import GameContext
 from pokebench.players.continual import subagents
 from pokebench.players.continual.harness import Budgets, Harness, harness_block, origin, switched_on
 from pokebench.players.continual.refining import HarnessRefiner
-from pokebench.players.continual.versions import MODES, HarnessFiles, Source, check_carry_over, initial_harness
+from pokebench.players.continual.versions import (EXPERT, MODES, HarnessFiles, Source, check_carry_over,
+                                                  initial_harness)
 from pokebench.players.llm import LLMPlayer
 from pokebench.util import utc_now
 
@@ -217,6 +218,7 @@ class ContinualHarnessPlayer(LLMPlayer):
         costs = [d["cost_usd"] for d in consults if d.get("cost_usd") is not None]
         return {"harness_version": self.harness_version, "harness_epoch": self.harness_epoch,
                 "harness_mode": self.mode, "epoch_pairs": self.epoch_pairs, "harness_parts": list(self.parts),
+                "harness_expert": self.load_from == EXPERT,
                 "consultations": sum(1 for d in consults if d["kind"] == "consult"),
                 "consult_cost_usd": round(sum(costs), 10) if consults else 0.0}
 

@@ -209,11 +209,17 @@ class Loaded(NamedTuple):
     learned_from: list[Source]
 
 
+#: ``load_from: expert``: the harness written by hand for [Gen 9] Random Battle that ships with PokéBench.
+EXPERT = "expert"
+EXPERT_PATH = Path(__file__).parent / "expert" / "gen9randombattle.json"
+
+
 def load_harness(source: str) -> Loaded:
-    """A saved harness: a version file, a harness JSON, or a player's folder of a run (its latest version).
+    """A saved harness: a version file, a harness JSON, a player's folder of a run (its latest version), or
+    ``expert`` (:data:`EXPERT_PATH`).
 
     A harness JSON written by hand learned from no run's games (``learned_from`` may say otherwise)."""
-    path = Path(source)
+    path = EXPERT_PATH if source == EXPERT else Path(source)
     if path.is_dir():
         files = HarnessFiles(path)
         if not files.exists():
