@@ -141,16 +141,18 @@ def test_learn_on_seed_text_a_then_evaluate_frozen_on_b(api, tmp_path):
     assert len(script.refiner) == 4, "a frozen harness is never refined"
     run_dir = tmp_path / "runs" / "eval-b"
     with RunStore.open_existing(run_dir / "store.sqlite") as store:
-        sides = [harness_side(s, "ch-local") for s in store.game_players().values()]
-    assert len(sides) == 4 and {(s["harness_version"], s["harness_mode"]) for s in sides} == {(0, "frozen")}
+        games = store.game_players().values()
+    sides = [harness_side(s, "ch-local") for s in games if "ch-local" in {x["player"] for x in s.values()}]
+    assert len(games) == 12 and len(sides) == 4
+    assert {(s["harness_version"], s["harness_mode"]) for s in sides} == {(0, "frozen")}
     firsts = [r.messages[1]["content"] for r in api.requests
               if len(r.messages) == 2 and r.messages[1]["content"].startswith("YOUR HARNESS")]
-    learned = [f for f in firsts if "STRATEGY ONE" in f]
-    expert = [f for f in firsts if "- choose an attack — when: every turn you attack" in f]
-    assert len(learned) == 4 and len(expert) == 4 and len(firsts) == 8
+    of_learned = [f for f in firsts if "STRATEGY ONE" in f]
+    of_expert = [f for f in firsts if "- choose an attack — when: every turn you attack" in f]
+    assert len(of_learned) == 4 and len(of_expert) == 4 and len(firsts) == 8
     assert all("loaded from a harness learned before this run, from other games, and they do not change" in f
-               and "you wrote" not in f for f in learned)
-    assert all("loaded from a harness written before this run, and they do not change" in f for f in expert)
+               and "you wrote" not in f for f in of_learned)
+    assert all("loaded from a harness written before this run, and they do not change" in f for f in of_expert)
     gap = pd.read_csv(tmp_path / "data" / "site" / "eval-b" / "harness_gap.csv")
     assert list(gap[["adaptive_player", "expert_player", "plain_player", "pairs"]].iloc[0]) == [
         "ch-local", "ch-expert", "local", 2]
