@@ -1,4 +1,5 @@
-"""Small helpers every stage uses: UTC timestamps, atomic file writes, the CPUs this process may use."""
+"""Small helpers every stage uses: UTC timestamps, atomic file writes, the CPUs this process may use, what
+counts as a secret."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["utc_now", "atomic_write_text", "usable_cpus"]
+__all__ = ["utc_now", "atomic_write_text", "usable_cpus", "is_secret", "MIN_SECRET_CHARS"]
+
+#: A shorter value is not blanked out as a secret: a one-letter "key" would maim every word it is in.
+MIN_SECRET_CHARS = 8
+
+
+def is_secret(value: str | None) -> bool:
+    """True for a value long enough to be a secret worth blanking out of what is written."""
+    return value is not None and len(value.strip()) >= MIN_SECRET_CHARS
 
 
 def utc_now() -> str:

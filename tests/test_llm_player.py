@@ -258,3 +258,39 @@ def test_prompt_sample_prints_the_first_message_and_the_one_at_turn_6(capsys):
     body = later.split("\n\n", 1)[1].rstrip("\n")
     check_structure(body, LATER_HEADERS)
     assert "\nSTATE NOW (turn 6)\n" in body
+
+
+# ---- what is read is never redacted; what is written is --------------------------------------------
+
+
+def _by_name(request: ChatRequest) -> str:
+    """The first legal action by its text (a move's name is full of letters a short key could match)."""
+    return f"ACTION: {listed_actions(request.last_user_message)[0]}\nREASON: by name."
+
+
+def test_a_one_letter_key_maims_nothing_the_model_wrote(showdown, api, monkeypatch):
+    monkeypatch.setenv("POKEBENCH_TEST_KEY", "e")
+    api.policy = _by_name
+    outcome, player = play_llm_game(showdown, api, "short-key")
+    results([outcome])
+    answers = [d for d in player.decision_log if d.get("error") is None]
+    assert answers and not any(d["invalid"] for d in answers), "an answer naming an action by its text was refused"
+    assert all("e" in d["raw"] and "***" not in d["raw"] for d in answers)
+
+
+def test_a_long_key_is_blanked_from_the_records_but_the_model_is_read_as_it_wrote(showdown, api):
+    api.policy = lambda request: f"ACTION: 1\nREASON: my key is {SECRET}"
+    outcome, player = play_llm_game(showdown, api, "long-key")
+    results([outcome])
+    assert all(SECRET not in d["raw"] and "***" in d["reason"] for d in player.decision_log)
+    assert any(SECRET in m["content"] for m in player.messages if m["role"] == "assistant")  # the conversation as it was
+
+
+def test_a_giant_answer_is_cut_to_its_tail_before_the_conversation_and_the_record(showdown, api):
+    api.policy = lambda request: "x" * 50_000 + "\nACTION: 1\nREASON: long"
+    outcome, player = play_llm_game(showdown, api, "giant", max_answer_chars=1000)
+    results([outcome])
+    first = player.decision_log[0]
+    assert first["answer_chars"] == 50_000 + len("\nACTION: 1\nREASON: long") and len(first["raw"]) == 1000
+    assert first["action"] and not first["invalid"]  # the ACTION line is in the kept tail
+    assert max(len(m["content"]) for m in player.messages if m["role"] == "assistant") == 1000

@@ -44,6 +44,7 @@ from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, Fa
                                   error_fields)
 from pokebench.llm.usage import ImpossibleUsage, Prices, Usage, cost_usd, read_usage
 from pokebench.llm.validation import MalformedAnswer, parse_answer_body
+from pokebench.util import is_secret
 
 __all__ = ["ChatClient", "Completion", "ModelConfig", "Prices", "Usage", "cost_usd", "ModelConfigError",
            "MissingAPIKey", "EndpointUnreachable", "LLMAPIError", "FatalAPIError", "KeyRefused", "UnknownModel",
@@ -95,6 +96,9 @@ class ModelConfig:
     backoff_base: float = 2.0
     backoff_max: float = 120.0
     retry_after_max: float = 600.0
+    #: The longest answer kept: a longer one keeps its last this many characters (where its ACTION line is)
+    #: before it enters the conversation or the store; the entry records its length (``answer_chars``).
+    max_answer_chars: int = 32_000
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> "ModelConfig":
@@ -129,6 +133,9 @@ class ModelConfig:
                 values[key] = float(values[key])
         if int(values.get("max_attempts", 1)) < 1:
             raise ModelConfigError("max_attempts must be at least 1")
+        if not isinstance(values.get("max_answer_chars", 1), int) or values.get("max_answer_chars", 1) < 1:
+            raise ModelConfigError(f"model {values['name']}: max_answer_chars must be a positive whole number "
+                                   f"(characters of an answer kept), not {values['max_answer_chars']!r}")
         if values.get("timeout", 1.0) <= 0:
             raise ModelConfigError(f"model {values['name']}: timeout must be positive (seconds for a whole answer)")
         return cls(**values)
@@ -239,6 +246,8 @@ class Completion:
     system_fingerprint: str | None = None
     #: Why the usage was dropped (it stayed impossible through every attempt); None when it was kept.
     usage_dropped: str | None = None
+    #: The answer's length when it was longer than ``max_answer_chars`` and cut; None when whole.
+    answer_chars: int | None = None
 
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], openai.AsyncOpenAI]]" = (
@@ -286,7 +295,9 @@ class ChatClient:
         self._jitter = random.Random()  # never the game's generator nor the global one
 
     def redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key and self._key != NO_KEY else text
+        """`text` as it may be written (a record, a log, an error): the key blanked out when it is long enough
+        to be a secret. Never applied to what is read: a one-letter key would maim the model's words."""
+        return text.replace(self._key, "***") if is_secret(self._key) else text
 
     def _backoff(self, attempt: int) -> float:
         wait = min(self.config.backoff_max, self.config.backoff_base * 2 ** (attempt - 1))
@@ -357,9 +368,11 @@ class ChatClient:
             else:
                 choice = answer.choices[0]
                 text = choice.message.text()
+                cap = self.config.max_answer_chars
+                length = len(text) if text is not None and len(text) > cap else None
                 calls = choice.message.tool_calls or []
                 return Completion(
-                    text=self.redact(text) if text else text, usage=usage, latency_s=time.monotonic() - sent,
+                    text=text[-cap:] if text is not None else text, usage=usage, answer_chars=length, latency_s=time.monotonic() - sent,
                     elapsed_s=time.monotonic() - start, attempts=attempt, retries=retries,
                     finish_reason=choice.finish_reason, response_id=answer.id, served_model=answer.model,
                     system_fingerprint=answer.system_fingerprint, usage_dropped=bad_usage,

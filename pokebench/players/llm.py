@@ -207,8 +207,8 @@ class LLMPlayer(BenchPlayer):
             return
         name = "".join(c if c.isalnum() or c in "._-" else "_" for c in self.game.game_id)
         try:
-            atomic_write_text(self.game.work_dir / "conversations" / f"{name}.json", json.dumps(
-                {"game_id": self.game.game_id, "side": self.game.side, "messages": self.messages}, ensure_ascii=False))
+            atomic_write_text(self.game.work_dir / "conversations" / f"{name}.json", self.written(json.dumps(
+                {"game_id": self.game.game_id, "side": self.game.side, "messages": self.messages}, ensure_ascii=False)))
         except OSError as err:  # a lost conversation must not void a finished game
             log.warning("%s: could not write the conversation of %s: %r", self.player_name, self.game.game_id, err)
 
@@ -247,10 +247,15 @@ class LLMPlayer(BenchPlayer):
             "attempts": completion.attempts if completion else None,
             "retries": completion.retries if completion else [],
             "finish_reason": completion.finish_reason if completion else None,
-            "raw": text,
+            "raw": self.written(text), "answer_chars": completion.answer_chars if completion else None,
             "action": None, "reason": None, "reask": False, "invalid": None, "refusal": False,
             "random_pick": False, **self.entry_extra(), **fields,
         }
+
+    def written(self, text: str | None) -> str | None:
+        """`text` as it may be written to a record or a file: the API key blanked out (the model reads,
+        and the parser parses, what was sent and answered, unredacted)."""
+        return self._client.redact(text) if text is not None and self._client is not None else text
 
     def record_call(self, entry: dict[str, Any]) -> None:
         """Keep another API call of this game in the decision log (stored and priced with the game)."""
@@ -284,8 +289,9 @@ class LLMPlayer(BenchPlayer):
             "attempts": completion.attempts if completion else None,
             "retries": completion.retries if completion else [],
             "finish_reason": completion.finish_reason if completion else None,
-            "raw": completion.text if completion else None,
-            "action": None, "reason": parsed.reason if parsed else None, "reask": reask, "invalid": None,
+            "raw": self.written(completion.text) if completion else None,
+            "answer_chars": completion.answer_chars if completion else None,
+            "action": None, "reason": self.written(parsed.reason) if parsed else None, "reask": reask, "invalid": None,
             "refusal": False, "random_pick": False, **self.entry_extra(),
         }
 

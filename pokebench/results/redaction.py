@@ -18,6 +18,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pokebench.util import is_secret
+
 __all__ = ["is_secret_name", "scrub", "scrub_frame", "secret_env_values", "redact_tree", "neutralise",
            "neutralise_frame", "unneutralise"]
 
@@ -67,7 +69,7 @@ def scrub_frame(df: pd.DataFrame) -> pd.DataFrame:
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables named like secrets (long enough to be one)."""
     env: Mapping[str, str] = os.environ if environ is None else environ
-    return sorted({v for k, v in env.items() if SECRET_NAME.search(k) and len(v.strip()) >= 8},
+    return sorted({v for k, v in env.items() if SECRET_NAME.search(k) and is_secret(v)},
                   key=len, reverse=True)
 
 
