@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+from types import FrameType
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -20,9 +22,27 @@ from pokebench.play.plan import ConfigError, available_runs
 from pokebench.play.runner import RunStopped, run
 from pokebench.play.summary import resume_command
 from pokebench.showdown.server import ServerError
-from pokebench.results.store import StoreError
+from pokebench.results.store import StoreError, StoreWriteError
 
 log = logging.getLogger("pokebench")
+
+
+#: Exit codes of a run (README, "When a run stops"): 1 harness errors remain, 2 a config or folder error,
+#: 3 an error no retry fixes, 4 a budget, 5 the store cannot be written, 130 Ctrl-C, 143 SIGTERM.
+EXIT_STORE_WRITE = 5
+_terminated = False
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops the run as Ctrl-C does: the games in flight are voided and their answers written, the
+    server stopped, the resume command printed (whatever handles SIGINT now, asyncio's or Python's)."""
+    global _terminated
+    _terminated = True
+    on_sigint = signal.getsignal(signal.SIGINT)
+    if callable(on_sigint) and on_sigint is not signal.default_int_handler:
+        on_sigint(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def _fail(message: str) -> None:
@@ -50,6 +70,8 @@ def play(cfg: DictConfig) -> None:
         _fail("choose a run with `+run=NAME`. Available runs: " + ", ".join(available_runs())
               + ".\nExample: python -m pokebench +run=bots-smoke")
     name = cfg.name or chosen
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    resume = f"To resume: {resume_command(HydraConfig.get().overrides.task)}"
     try:
         missing = run(cfg, name)
         if cfg.publish:
@@ -60,15 +82,20 @@ def play(cfg: DictConfig) -> None:
                 print(f"Published {out}/index.html")
             except PublishError as err:
                 print(f"Not published: {err}", file=sys.stderr)
+    except StoreWriteError as err:
+        print(f"error: {err}\n{resume}", file=sys.stderr)
+        sys.exit(EXIT_STORE_WRITE)
     except (ConfigError, ServerError, StoreError, RunLockedError) as err:
         _fail(str(err))
     except RunStopped as err:
-        print(f"{err}\nTo resume: {resume_command(HydraConfig.get().overrides.task)}", file=sys.stderr)
+        print(f"{err}\n{resume}", file=sys.stderr)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
-        print(f"\nInterrupted. The games that finished are stored; start the same command again to play the rest "
-              f"of run '{name}'.", file=sys.stderr)
-        sys.exit(130)
+        how = "Stopped by SIGTERM" if _terminated else "Interrupted"
+        print(f"\n{how}. The games that finished are stored, and the answers of the games in flight are recorded "
+              f"as voided (their spend counts); start the same command again to play the rest of run '{name}'.\n"
+              f"{resume}", file=sys.stderr)
+        sys.exit(143 if _terminated else 130)
     if missing:
         print(f"{missing} game(s) of run '{name}' still ended in harness errors after {cfg.retry_rounds} retry "
               f"round(s) (their causes are in the store's harness_errors); start the same command again to play "

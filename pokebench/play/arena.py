@@ -100,7 +100,7 @@ class Arena:
                  stall_timeout: float = 300.0, matchup_order: Sequence[str] = (),
                  work_root: Path | None = None, admit: Callable[[GameSpec], str | None] | None = None,
                  settle: Callable[[GameResult | HarnessError], None] | None = None,
-                 liveness_timeout: float = 30.0) -> None:
+                 liveness_timeout: float = 30.0, stopped: Callable[[HarnessError], None] | None = None) -> None:
         self.server = server
         self.factories = factories
         self.battle_format = battle_format
@@ -112,6 +112,9 @@ class Arena:
         self.work_root = work_root  # players' working folders: <work_root>/<player>/
         self.admit = admit  # asked just before a game starts: None to play it, or the reason not to
         self.settle = settle  # told of each game's end before the next game can be admitted
+        #: Told of each game voided because the run stopped (Ctrl-C, SIGTERM, an error no retry fixes): the
+        #: answers its players were given are paid, so they must be written although no outcome is yielded.
+        self.stopped = stopped
         self.matchup_index = {m: i for i, m in enumerate(matchup_order)}
         self._limits = {name: asyncio.Semaphore(n) for name, n in (per_player_limits or {}).items() if n}
         self._connection: _Connection | None = None
@@ -269,7 +272,13 @@ class Arena:
             return HarnessError(spec, "harness connection failed", repr(err), players, decisions)
         except asyncio.CancelledError:  # the run stops: the game in flight is voided, not left running
             await self._void(conn, spec)
-            await self._finish(spec, seats)
+            players, decisions = await self._finish(spec, seats)
+            if self.stopped is not None and seats:
+                try:
+                    self.stopped(HarnessError(spec, "run stopped", "the run stopped with the game in flight",
+                                              players, decisions))
+                except Exception:  # a store that cannot be written: the run's own error says so
+                    log.exception("Could not record the answers of %s, voided as the run stopped.", spec.game_id)
             raise
         finally:
             conn.admin.forget_record(spec.game_id)

@@ -10,7 +10,7 @@ import socket
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
@@ -29,7 +29,7 @@ from pokebench.play.summary import (ThisStart, all_games, count_tokens, games_pe
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
-from pokebench.results.store import RunStore, check_store, run_stores, store_path
+from pokebench.results.store import RunStore, StoreWriteError, check_store, run_stores, store_path
 from pokebench.util import usable_cpus
 
 log = logging.getLogger(__name__)
@@ -93,36 +93,47 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
                   matchup_order=plan.matchup_order, work_root=store.path.parent / "players",
                   admit=budget.admit if budget is not None and budget.active else None,
                   settle=budget.settle if budget is not None and budget.active else None,
-                  liveness_timeout=float(cfg.server.liveness_timeout))
+                  liveness_timeout=float(cfg.server.liveness_timeout), stopped=_record_stopped(store))
     progress = Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
     spent: Counter[str] = Counter()
     tokens: Counter[str] = Counter()
     errors = 0
     try:
-        async for outcome in arena.play(missing):
-            if isinstance(outcome, NotStarted):
-                now.not_started += 1
-                now.stop_reason = now.stop_reason or f"budget: {outcome.reason}"
-                continue
-            if isinstance(outcome, GameResult):
-                store.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
-                now.played += 1
-            else:
-                store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail, outcome.decisions)
-                log.warning("Harness error in %s: %s (%s)", outcome.spec.game_id, outcome.cause, outcome.detail)
-                now.harness_errors[outcome.cause] += 1
-                errors += 1
-            for d in outcome.decisions:
-                spent[str(d.get("player"))] += d.get("cost_usd") or 0.0
-            count_tokens(outcome.decisions, tokens)
-            progress.spend = progress_spend(dict(spent), dict(tokens))
-            progress.add(outcome)
-            if isinstance(outcome, HarnessError) and outcome.fatal:
-                now.stop_reason = outcome.detail
-                break  # leaving the loop cancels the games in flight: each is voided
+        async with contextlib.aclosing(arena.play(missing)) as outcomes:  # a break voids the games in flight now
+            async for outcome in outcomes:
+                if isinstance(outcome, NotStarted):
+                    now.not_started += 1
+                    now.stop_reason = now.stop_reason or f"budget: {outcome.reason}"
+                    continue
+                if isinstance(outcome, GameResult):
+                    store.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
+                    now.played += 1
+                else:
+                    store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail, outcome.decisions)
+                    log.warning("Harness error in %s: %s (%s)", outcome.spec.game_id, outcome.cause, outcome.detail)
+                    now.harness_errors[outcome.cause] += 1
+                    errors += 1
+                for d in outcome.decisions:
+                    spent[str(d.get("player"))] += d.get("cost_usd") or 0.0
+                count_tokens(outcome.decisions, tokens)
+                progress.spend = progress_spend(dict(spent), dict(tokens))
+                progress.add(outcome)
+                if isinstance(outcome, HarnessError) and outcome.fatal:
+                    now.stop_reason = outcome.detail
+                    break  # leaving the loop cancels the games in flight: each is voided
     finally:
         progress.close()
     return now.played, errors
+
+
+def _record_stopped(store: RunStore) -> Callable[[HarnessError], None]:
+    """What the arena calls for each game voided because the run stopped: its answers are written (they are
+    paid). A store that cannot be written is said once, by the error that stopped the run."""
+    def record(outcome: HarnessError) -> None:
+        with contextlib.suppress(StoreWriteError):
+            store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail, outcome.decisions)
+
+    return record
 
 
 async def play_rounds(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, run_dir: Path,

@@ -118,6 +118,14 @@ class BenchHooks:
         if self._thinking_task is not None and not self._thinking_task.done():
             self._thinking_task.cancel()
 
+    async def end_game_settled(self, timeout: float = 5.0) -> None:
+        """:meth:`end_game`, then wait (at most `timeout` s) for a cancelled choice to unwind, so that what it
+        records on its way out (an LLM request in flight is paid) is in the player's log."""
+        task = self._thinking_task
+        self.end_game()
+        if task is not None:
+            await asyncio.wait([task], timeout=timeout)
+
     def _guarded_choose_move(self, battle: AbstractBattle) -> BattleOrder | Awaitable[BattleOrder]:
         if self.battle_over(battle):
             return _EmptyBattleOrder()  # poke-env sends nothing

@@ -172,8 +172,8 @@ class PokeEnvSeat(Seat):
 
     async def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         async def on_poke_loop() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-            # on the loop where the player decides: no decision can interleave with the snapshot
-            self.player.end_game()
+            # on the loop where the player decides: no decision can start after end_game or interleave with the snapshot
+            await self.player.end_game_settled()
             return copy.deepcopy((self.summary(), self.decisions()))
 
         return await in_poke_loop(on_poke_loop(), timeout=10)

@@ -10,7 +10,8 @@ is the next user message and the model chooses again. Earlier messages never cha
 
 Every answer is one entry of ``self.decision_log`` (tokens, cost, latency, the raw
 answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
-sums them for the game's record.
+sums them for the game's record. A request cancelled in flight (the game ended or the
+run stopped) is an entry too, with ``error: "cancelled"``: the provider served it.
 
 Extension points for players built on this one (the Continual Harness player uses them):
 :meth:`first_message_prefix` (text in front of a game's first user message; the system
@@ -38,6 +39,7 @@ model config bounds its games at once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any, Callable, List
@@ -177,6 +179,12 @@ class LLMPlayer(BenchPlayer):
                 completion = await self.ask(battle)
             except ContextLengthExceeded as err:
                 return self._give_up(battle, reask, "context_length", str(err))
+            except asyncio.CancelledError:  # the game ended or the run stopped with a request in flight: it is paid
+                entry = self._entry(battle, None, None, reask)
+                entry.update(error="cancelled", error_detail="the game ended while this request was in flight "
+                                                             "(served and paid, its tokens unknown)")
+                self.decision_log.append(entry)
+                raise
             answer = completion.text or ""
             # an empty assistant message is refused by some APIs; the log keeps the answer as it came
             self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})

@@ -9,6 +9,7 @@ enter the results; the game is played again on the next start.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -85,6 +86,10 @@ def run_stores(run_dir: Path) -> list[Path]:
 
 class StoreError(RuntimeError):
     """The run folder cannot be used as asked; the message says why and what to do."""
+
+
+class StoreWriteError(StoreError):
+    """The run store could not be written mid-run (a full disk, an I/O error); what it held is intact."""
 
 
 def _untouched(path: Path) -> str:
@@ -269,6 +274,21 @@ class RunStore:
         return json.loads(row[0]) if row else []
 
     # ---- writing --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction; a failure (a full disk...) is rolled back and raised as :class:`StoreWriteError`."""
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                yield
+        except sqlite3.Error as err:
+            with contextlib.suppress(sqlite3.Error):
+                if self.db.in_transaction:
+                    self.db.rollback()
+            raise StoreWriteError(f"Could not write to the run store {self.path} ({err}). The games it held are "
+                                  "intact; the game being written is played again on the next start. Free space "
+                                  "(or fix the disk), then start the same command again.") from None
+
     def save_game(self, spec: GameSpec, record: dict[str, Any], players: dict[str, Any], started_at: str,
                   decisions: Iterable[dict[str, Any]] = ()) -> bool:
         """Write one finished game and its decisions in one transaction; False if it was already there."""
@@ -277,8 +297,7 @@ class RunStore:
                int(record["turns"]), record["end_reason"], spec.battle_seed, spec.p1_team_seed, spec.p2_team_seed,
                record["showdown_version"], started_at, record.get("ended_at") or utc_now(),
                json.dumps(players, sort_keys=True), blob)
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._writing():
             cursor = self.db.execute(f"INSERT OR IGNORE INTO games ({', '.join(_STORED_GAME_COLUMNS)}) "
                                      f"VALUES ({','.join('?' * len(row))})", row)
             if cursor.rowcount == 0:
@@ -293,8 +312,7 @@ class RunStore:
                            decisions: Iterable[dict[str, Any]] = ()) -> None:
         """Record a voided game, and the answers its players had been given (their spend is real)."""
         at = utc_now()
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._writing():
             self.db.execute("INSERT INTO harness_errors (game_id, cause, detail, at) VALUES (?, ?, ?, ?)",
                             (game_id, cause, detail, at))
             self.db.executemany(

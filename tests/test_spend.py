@@ -1,0 +1,105 @@
+"""Every answer the endpoint served is recorded, whatever stops the run: Ctrl-C, SIGTERM, a key refused
+mid-run. Real `python -m pokebench` runs with 4 LLM games in flight against the local OpenAI-compatible
+server, which counts what it served; the store must hold as many answers (``decisions`` and
+``voided_decisions``; a request cancelled in flight is an entry with ``error: cancelled``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.games import REPO_DIR
+from support.llm import reset_api
+from support.processes import wait_for
+from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
+
+SECRET = "fake-api-key-NEVER-STORED-19"
+
+
+class Counting:
+    """Answers every game request after `delay` s (the pre-flight at once); from the `refuse_after`-th on, a 401."""
+
+    def __init__(self, delay: float = 0.2, refuse_after: int | None = None) -> None:
+        self.delay, self.refuse_after = delay, refuse_after
+        self.served = 0  # answers of games (200s after the pre-flight)
+        self.lock = threading.Lock()
+
+    def __call__(self, request: ChatRequest) -> Reply:
+        if request.index == 0:
+            return Reply(text="ACTION: 1\nREASON: pre-flight")
+        with self.lock:
+            if self.refuse_after is not None and self.served >= self.refuse_after:
+                return Reply(status=401, error="revoked")
+            self.served += 1
+        return Reply(text=hashed_policy(request), delay=self.delay)
+
+
+@pytest.fixture(scope="module")
+def api():
+    with LocalOpenAI() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def fresh_api(api, monkeypatch):
+    yield reset_api(api, monkeypatch, SECRET)
+
+
+def start_run(tmp_path: Path, api: LocalOpenAI) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET)
+    args = [sys.executable, "-m", "pokebench", "+run=llm-smoke", "publish=false", "server.sim_processes=1",
+            "pairs=2", "concurrency=4", "players.local.model.max_in_flight=4", "players.local.model.max_attempts=1"]
+    return subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def recorded(tmp_path: Path) -> dict[str, int]:
+    """Rows of each answer table of the run's store (read as a plain SQLite file)."""
+    with sqlite3.connect(tmp_path / "runs" / "llm-smoke" / "store.sqlite") as db:
+        return {table: db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                for table in ("decisions", "voided_decisions", "harness_errors")}
+
+
+def stop_mid_run(tmp_path: Path, api: LocalOpenAI, how: signal.Signals) -> tuple[subprocess.Popen[str], str, Any]:
+    policy = Counting()
+    api.policy = policy
+    proc = start_run(tmp_path, api)
+    try:
+        wait_for(lambda: policy.served >= 24, 180, "24 answers served")
+        proc.send_signal(how)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc, stderr, policy
+
+
+@pytest.mark.parametrize("how, code, said", [(signal.SIGINT, 130, "Interrupted."),
+                                             (signal.SIGTERM, 143, "Stopped by SIGTERM.")])
+def test_a_stopped_run_records_every_answer_served(tmp_path, api, how, code, said):
+    proc, stderr, policy = stop_mid_run(tmp_path, api, how)
+    assert proc.returncode == code and said in stderr, stderr[-3000:]
+    assert "To resume: python -m pokebench +run=llm-smoke" in stderr
+    assert "Traceback" not in stderr and "never retrieved" not in stderr, stderr[-3000:]
+    rows = recorded(tmp_path)
+    assert rows["decisions"] + rows["voided_decisions"] == policy.served, (rows, policy.served)
+    assert rows["voided_decisions"] > 0 and rows["harness_errors"] >= 1  # the games in flight, voided
+
+
+def test_a_key_refused_mid_run_leaves_every_served_answer_recorded(tmp_path, api):
+    policy = Counting(refuse_after=24)
+    api.policy = policy
+    proc = start_run(tmp_path, api)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 3 and "refused the key" in stderr, stderr[-3000:]
+    rows = recorded(tmp_path)
+    assert policy.served == 24 and rows["decisions"] + rows["voided_decisions"] == 24, rows
