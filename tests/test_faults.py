@@ -223,3 +223,46 @@ def test_a_store_from_before_store_versions_is_migrated_in_place(tmp_path):
         assert store.version == 1
         assert store.db.execute("PRAGMA application_id").fetchone()[0] == 0x504B424E
         assert store.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone() == ("{}",)
+
+
+# ---- a full disk ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB tmpfs mounted at tmp_path/runs (the test runs as root), unmounted after."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(runs)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    yield runs
+    subprocess.run(["umount", "-l", str(runs)], check=False)
+
+
+def _fill(folder: Path) -> None:
+    with open(folder / "filler", "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+
+
+def test_a_full_disk_mid_run_is_one_message_its_own_exit_code_and_the_resume_command(tmp_path, small_disk):
+    args = pokebench_args(*SLOW_RUN, "pairs=2", "concurrency=2", "name=full")
+    proc = subprocess.Popen(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: (small_disk / "full" / "store.sqlite").exists(), 90, "the run's store")
+        _fill(small_disk)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 5, stderr[-3000:]
+    assert "Could not write to the run store" in stderr and "full" in stderr
+    assert "To resume: python -m pokebench" in stderr and "Traceback" not in stderr, stderr[-3000:]
+    (small_disk / "filler").unlink()
+    with RunStore.open_existing(small_disk / "full" / "store.sqlite") as store:  # intact, and usable again
+        assert len(store.done_game_ids()) < 4
