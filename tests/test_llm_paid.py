@@ -407,3 +407,12 @@ def test_the_prefix_simulator_caches_without_breakpoints(api):
         {"role": "system", "content": "s"}, {"role": "user", "content": "u"},
         {"role": "assistant", "content": "ACTION: 1"}, {"role": "user", "content": "v"}]))
     assert later.usage.cached_input_tokens == first.usage.input_tokens and later.usage.cache_write_tokens is None
+
+
+def test_a_providers_error_body_is_printed_as_text_not_terminal_codes(api):
+    api.policy = lambda request: Reply(status=401, error="\x1b[2J\x1b]0;pwned\x07ALL GOOD\r\n\u202eevil")
+    with pytest.raises(PreflightError) as caught:
+        probe_models({"llm": ModelConfig.from_dict(model(api))})
+    message = str(caught.value)
+    assert not any(ch in message for ch in "\x1b\x07\r\u202e") and message.count("\n") == 1  # one line per model
+    assert "\\x1b[2J\\x1b]0;pwned\\x07ALL GOOD\\r\\n\\u202eevil" in message

@@ -41,7 +41,7 @@ import openai
 
 from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, FatalAPIError, KeyRefused, LLMAPIError,
                                   MissingAPIKey, ModelConfigError, UnknownModel, UnsupportedParameter, classify,
-                                  error_fields)
+                                  error_fields, printable)
 from pokebench.llm.usage import ImpossibleUsage, Prices, Usage, cost_usd, read_usage
 from pokebench.llm.validation import MalformedAnswer, parse_answer_body
 from pokebench.util import is_secret
@@ -299,6 +299,10 @@ class ChatClient:
         to be a secret. Never applied to what is read: a one-letter key would maim the model's words."""
         return text.replace(self._key, "***") if is_secret(self._key) else text
 
+    def said(self, text: str, limit: int = 300) -> str:
+        """What the provider said (an error body, a failure), as printable text without the key, at most `limit` chars."""
+        return printable(self.redact(text))[:limit]
+
     def _backoff(self, attempt: int) -> float:
         wait = min(self.config.backoff_max, self.config.backoff_base * 2 ** (attempt - 1))
         return wait * (0.75 + 0.25 * self._jitter.random())
@@ -318,7 +322,7 @@ class ChatClient:
     def _refused(self, err: openai.APIStatusError) -> LLMAPIError:
         c = self.config
         return classify(err.status_code, err.body, name=c.name, model=c.model, base_url=c.base_url,
-                        key_env=c.api_key_env, detail=self.redact(_short_error(err))[:500])
+                        key_env=c.api_key_env, detail=self.said(_short_error(err), 500))
 
     async def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None,
                        *, max_attempts: int | None = None, params: Mapping[str, Any] | None = None) -> Completion:
@@ -352,7 +356,7 @@ class ChatClient:
                     bad_usage = None
             except openai.APIStatusError as err:
                 cause = f"HTTP {err.status_code}"
-                detail = self.redact(_short_error(err))[:500]
+                detail = self.said(_short_error(err), 500)
                 if err.status_code not in self.RETRY_STATUS and err.status_code < 500:
                     raise self._refused(err) from None
                 wait = retry_after_seconds(err.response.headers)
@@ -360,11 +364,11 @@ class ChatClient:
             except (asyncio.TimeoutError, openai.APITimeoutError):
                 cause, detail, wait = "timeout", f"no whole answer within {self.config.timeout:g} s", self._backoff(attempt)
             except openai.APIConnectionError as err:
-                cause, detail, wait = "connection", self.redact(repr(err.__cause__ or err))[:300], self._backoff(attempt)
+                cause, detail, wait = "connection", self.said(repr(err.__cause__ or err)), self._backoff(attempt)
             except MalformedAnswer as err:
-                cause, detail, wait = "malformed answer", str(err)[:300], self._backoff(attempt)
+                cause, detail, wait = "malformed answer", self.said(str(err)), self._backoff(attempt)
             except ImpossibleUsage as err:
-                cause, detail, wait = "impossible usage", str(err)[:300], self._backoff(attempt)
+                cause, detail, wait = "impossible usage", self.said(str(err)), self._backoff(attempt)
             else:
                 choice = answer.choices[0]
                 text = choice.message.text()

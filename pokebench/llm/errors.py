@@ -8,6 +8,7 @@ A context overflow is the model's limit, not a fault: its game ends as a loss.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from pokebench.player.faults import RunStopper
@@ -59,6 +60,13 @@ _UNSUPPORTED = re.compile(r"unsupported[ _]parameter|unrecognized request argume
 _PARAM_NAMES = [re.compile(p, re.IGNORECASE) for p in (
     r"""supplied:\s*['"`]?([A-Za-z_][\w.]*)""", r"""['"`]([A-Za-z_][\w.]*)['"`]\s+is not (supported|permitted)""",
     r"""(?:parameter|argument|field|name):?\s+['"`]?([A-Za-z_][\w.]*)""")]
+
+
+def printable(text: str) -> str:
+    """What a provider sent, safe to print: control and format characters (ANSI escapes, carriage returns,
+    bidi overrides, newlines) shown as escapes such as ``\\x1b``, so a body cannot drive the terminal."""
+    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Cf") else ch
+                   for ch in text)
 
 
 def error_fields(body: Any) -> tuple[str, str | None, str | None]:

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from pokebench.play import epochs
 from pokebench.play import sequential
 from pokebench.play.arena import Arena, GameResult, HarnessError, NotStarted
-from pokebench.llm.errors import ModelConfigError
+from pokebench.llm.errors import ModelConfigError, printable
 from pokebench.llm.preflight import PreflightError, model_configs, probe_models
 from pokebench.play.budget import Budget, BudgetError
 from pokebench.play.lock import RunLock
@@ -244,7 +244,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
                     raise ConfigError(str(err)) from None
                 now.preflight_cost_usd = sum(p.cost_usd or 0.0 for p in probes)
                 for probe in probes:
-                    log.info("  %s answers as '%s'.", probe.player, probe.completion.served_model or "?")
+                    log.info("  %s answers as '%s'.", probe.player, printable(probe.completion.served_model or "?"))
             budget.load(store_spend(run_dir), games_per_player(all_games(run_dir)))
             log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
             log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
