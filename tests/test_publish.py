@@ -584,3 +584,29 @@ def test_identical_real_bot_runs_publish_byte_identical_games(tmp_path: Path) ->
     assert replay.count('<pre class="sheet">') == 12 and "Tera Type: " in replay and "Ability: " in replay
     for name in ("ratings.csv", "pairs.csv", "h2h.csv", "players.json"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+
+@pytest.fixture
+def read_only_runs(runs: Path, tmp_path: Path) -> Path:
+    """`runs` seen through a read-only bind mount (the test runs as root, for whom file modes are no bar)."""
+    mount = tmp_path / "ro-runs"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "--bind", str(runs), str(mount)], capture_output=True).returncode:
+        pytest.skip("a bind mount needs root")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(mount)], check=True, capture_output=True)
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_run_on_a_read_only_mount_publishes_to_a_writable_out_with_the_old_command(
+        read_only_runs: Path, tmp_path: Path) -> None:
+    before = {p.name for p in (read_only_runs / "mixed").iterdir()}
+    cmd = [sys.executable, "-m", "pokebench.publish", "mixed", "--runs-dir", str(read_only_runs),
+           "--out", str(tmp_path / "site"), "--bootstrap", "5"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "`python -m pokebench.publish` is deprecated; use `pokebench-publish`" in proc.stderr
+    assert (tmp_path / "site" / "index.html").is_file() and len(pd.read_csv(tmp_path / "site" / "games.csv"))
+    assert {p.name for p in (read_only_runs / "mixed").iterdir()} == before  # nothing made beside the store

@@ -144,7 +144,7 @@ def _open_stores(names: Sequence[str], runs_dir: Path) -> list[tuple[str, str, R
                  "Play it first with `python -m pokebench +run=NAME`.")
         for path in paths:
             try:
-                store = RunStore.open_existing(path)
+                store = RunStore.open_existing(path, read_only=True)  # a run on a read-only mount publishes
             except (StoreError, sqlite3.Error, OSError) as err:  # a corrupt or unreadable file
                 fail(f"cannot open the store of run {name!r} at {path}: {err}")
             key = name if path.name == "store.sqlite" else f"{name}/{path.stem}"

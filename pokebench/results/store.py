@@ -145,13 +145,17 @@ def _can_write(path: Path) -> bool:
     return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _check_contents(path: Path) -> None:
-    # A store with a -wal file may be in use by another process (a shard of the run): read it as
-    # SQLite readers do. Without one, read it as immutable, which makes no -wal/-shm beside it.
+def _read_only_uri(path: Path) -> str:
+    """How to open `path` for reading only. A store with a -wal file may be in use by another process (a shard
+    of the run): read it as SQLite readers do. Without one, read it as immutable, which makes no -wal/-shm
+    beside it (so a store on a read-only mount can be read)."""
     in_use = path.with_name(path.name + "-wal").exists()
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("" if in_use else "&immutable=1")
+    return f"file:{quote(str(path.resolve()))}?mode=ro" + ("" if in_use else "&immutable=1")
+
+
+def _check_contents(path: Path) -> None:
     try:
-        db = sqlite3.connect(uri, uri=True)
+        db = sqlite3.connect(_read_only_uri(path), uri=True)
     except sqlite3.Error as err:
         raise StoreError(f"Cannot open the run store {path} ({err}). {_untouched(path)}") from None
     try:
@@ -187,13 +191,20 @@ def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
 class RunStore:
     """One run's SQLite file. Safe to open from one writer process at a time (the runner locks the run)."""
 
-    def __init__(self, path: Path, check: bool = True) -> None:
+    def __init__(self, path: Path, check: bool = True, read_only: bool = False) -> None:
         """Open (or make) the store at `path`; `check`: first :func:`check_store` it. Pass False for a
         file this process has open already (a second check would open and close it beside a live
-        connection, which drops that connection's POSIX locks)."""
+        connection, which drops that connection's POSIX locks). `read_only`: an existing store, only
+        read (publish): nothing is written or made beside it, so a run on a read-only mount can be read."""
         self.path = Path(path)
         if check:
-            check_store(self.path)
+            check_store(self.path, writable=not read_only)
+        if read_only:
+            try:
+                self.db = sqlite3.connect(_read_only_uri(self.path), uri=True, check_same_thread=False)
+            except sqlite3.Error as err:
+                raise StoreError(f"Cannot read the run store {self.path} ({err}). {_untouched(self.path)}") from None
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -221,10 +232,10 @@ class RunStore:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
     @classmethod
-    def open_existing(cls, path: Path, check: bool = True) -> "RunStore":
+    def open_existing(cls, path: Path, check: bool = True, read_only: bool = False) -> "RunStore":
         if not Path(path).exists():
             raise StoreError(f"There is no run store at {path}.")
-        return cls(path, check=check)
+        return cls(path, check=check, read_only=read_only)
 
     def close(self) -> None:
         self.db.close()
