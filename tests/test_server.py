@@ -229,3 +229,39 @@ def test_runs_can_use_a_server_that_is_already_running(showdown):
     with pytest.raises(ServerError, match="No PokéBench Showdown server answers"):
         with RemoteShowdown("127.0.0.1", 9, "token"):
             pass
+
+
+def test_the_server_exits_when_its_harness_dies_even_while_its_start_up_blocks(tmp_path):
+    """parent_watch.js watches from a thread of its own: a main thread that never yields (as while
+    Showdown loads) does not keep a server alive whose harness was SIGKILLed."""
+    from pokebench.showdown.node import node_command, node_env, script_path
+    from support.processes import wait_for
+
+    harness = subprocess.Popen(["sleep", "600"])
+    server = subprocess.Popen(node_command("--require", str(script_path("parent_watch.js")), "-e", "for (;;) {}"),
+                              env=node_env(POKEBENCH_PARENT_PID=str(harness.pid)), start_new_session=True)
+    try:
+        time.sleep(1.0)
+        assert server.poll() is None, "the server exited while its harness lived"
+        harness.kill()
+        harness.wait()
+        wait_for(lambda: server.poll() is not None, 30, "the server to exit after its harness died")
+    finally:
+        for proc in (harness, server):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_a_server_started_by_localshowdown_exits_when_its_harness_is_sigkilled_during_start_up(tmp_path):
+    from support.games import REPO_DIR
+    from support.processes import is_gone, server_process, wait_for
+
+    script = ("import sys; from pathlib import Path; from pokebench.showdown.server import LocalShowdown; "
+              "LocalShowdown(log_path=Path(sys.argv[1])).start()")
+    harness = subprocess.Popen([os.sys.executable, "-c", script, str(tmp_path / "showdown.log")],
+                               env=dict(os.environ, PYTHONPATH=str(REPO_DIR)))
+    node = wait_for(lambda: server_process(harness.pid), 60, "the server process")
+    harness.kill()  # during its start-up: Showdown has not loaded yet
+    harness.wait()
+    wait_for(lambda: is_gone(node), 30, "the server to exit")

@@ -36,7 +36,7 @@ from typing import Sequence
 
 from pokebench import paths
 from pokebench.showdown.errors import ServerError
-from pokebench.showdown.node import export_generated, node_command, node_env, node_version
+from pokebench.showdown.node import export_generated, node_command, node_env, node_version, script_path
 from pokebench.showdown.state import NODE_FLAGS, new_server_root
 from pokebench.util import usable_cpus, utc_now
 
@@ -229,8 +229,9 @@ class LocalShowdown:
             self._log_file.flush()
         self.root, self._root_hold = new_server_root(paths.showdown_package_dir())
         self.process = subprocess.Popen(
-            [*self.launch_prefix, *node_command(*NODE_FLAGS, "pokemon-showdown", "start", "--skip-build",
-                                                "--no-security", str(port))],
+            # parent_watch.js, loaded before Showdown: the server exits once this process is gone, from its first instant
+            [*self.launch_prefix, *node_command(*NODE_FLAGS, "--require", str(script_path("parent_watch.js")),
+                                                "pokemon-showdown", "start", "--skip-build", "--no-security", str(port))],
             cwd=self.root, env=env, stdin=subprocess.DEVNULL,
             stdout=self._log_file or subprocess.DEVNULL, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: we stop the simulators with it

@@ -242,19 +242,6 @@ if (Rooms.GameRoom) {
 	};
 }
 
-// The embedded server must not outlive the harness that started it, even when the
-// harness is killed with SIGKILL: it passes its pid, and the server exits when it is gone.
-const PARENT_PID = parseInt(process.env.POKEBENCH_PARENT_PID || '0', 10);
-if (PARENT_PID > 0) {
-	setInterval(() => {
-		try {
-			process.kill(PARENT_PID, 0);
-		} catch {
-			process.exit(0);
-		}
-	}, 1000).unref();
-}
-
 // A crash of one simulated battle must not lock the whole benchmark server: the
 // harness sees that game stall and records it as a harness error.
 Rooms.global.startLockdown = function (err) {
