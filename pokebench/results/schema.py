@@ -67,7 +67,9 @@ class DecisionRow(_Row):
     action: str | None = Field(description="The legal action played, as listed to the model; empty for an answer "
                                            "that named none.")
     reason: str | None = Field(description="The answer's REASON line.")
-    raw: str | None = Field(description="The model's raw answer text (secrets redacted).")
+    raw: str | None = Field(description="The model's raw answer text (secrets redacted; of an answer longer than "
+                                        "the model's `max_answer_chars`, its end; its length is `answer_chars` "
+                                        "in `extra`).")
     invalid: str | None = Field(description="Why the answer named no legal action (the message sent back); empty if "
                                             "it named one.")
     reask: bool | None = Field(description="The answer replied to a re-ask (after an invalid answer or a refusal).")
