@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Callable, List
+from typing import Any, Callable, List, overload
 
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, ForfeitBattleOrder
@@ -260,10 +260,18 @@ class LLMPlayer(BenchPlayer):
             "random_pick": False, **self.entry_extra(), **fields,
         }
 
+    @overload
+    def written(self, text: str) -> str: ...
+
+    @overload
+    def written(self, text: str | None) -> str | None: ...
+
     def written(self, text: str | None) -> str | None:
         """`text` as it may be written to a record or a file: the API key blanked out (the model reads,
         and the parser parses, what was sent and answered, unredacted)."""
-        return self._client.redact(text) if text is not None and self._client is not None else text
+        if text is None or self._client is None:
+            return text
+        return self._client.redact(text)
 
     def record_call(self, entry: dict[str, Any]) -> None:
         """Keep another API call of this game in the decision log (stored and priced with the game)."""

@@ -8,7 +8,9 @@
 'use strict';
 
 const parent = parseInt(process.env.POKEBENCH_PARENT_PID || '0', 10);
-if (parent > 0) {
+// Showdown's own subprocesses (simulators, validators: forked, with an IPC channel) inherit this preload;
+// they end with the server, so only the server itself watches.
+if (parent > 0 && !process.send) {
 	const {Worker} = require('worker_threads');
 	const watcher = new Worker(`
 		const parent = ${parent};
