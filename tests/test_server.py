@@ -232,7 +232,7 @@ def test_runs_can_use_a_server_that_is_already_running(showdown):
 
 
 def test_the_server_exits_when_its_harness_dies_even_while_its_start_up_blocks(tmp_path):
-    """parent_watch.js watches from a thread of its own: a main thread that never yields (as while
+    """parent_watch.js watches from a process of its own: a main thread that never yields (as while
     Showdown loads) does not keep a server alive whose harness was SIGKILLed."""
     from pokebench.showdown.node import node_command, node_env, script_path
     from support.processes import wait_for

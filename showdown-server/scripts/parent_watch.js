@@ -2,33 +2,35 @@
 // server must not outlive the harness that started it, even when the harness is killed with SIGKILL, and
 // from the first instant, not only once Showdown has loaded (seconds later on a loaded machine).
 //
-// The check runs on a worker thread of its own, because Showdown's start-up blocks the main thread
-// while it loads. POKEBENCH_PARENT_PID is the harness's pid; once that process is gone, the server
-// (and its process group: the simulators) is killed.
+// Showdown's start-up blocks the main thread while it loads, so the check runs in a small process of its
+// own (a worker thread slowed the start-up by half), started before anything else. POKEBENCH_PARENT_PID
+// is the harness's pid: once that process is gone, the server and its process group (the simulators)
+// are killed; once the server is gone, the watcher ends.
 'use strict';
 
 const parent = parseInt(process.env.POKEBENCH_PARENT_PID || '0', 10);
 // Showdown's own subprocesses (simulators, validators: forked, with an IPC channel) inherit this preload;
-// they end with the server, so only the server itself watches.
+// they end with the server, so only the server itself is watched.
 if (parent > 0 && !process.send) {
-	const {Worker} = require('worker_threads');
-	const watcher = new Worker(`
-		const parent = ${parent};
-		const gone = () => {
+	const watcher = `
+		const [parent, server] = [${parent}, ${process.pid}];
+		const alive = pid => {
 			try {
-				process.kill(parent, 0);
-				return false;
+				process.kill(pid, 0);
+				return true;
 			} catch (err) {
-				return err.code === 'ESRCH';
+				return err.code === 'EPERM';
 			}
 		};
 		const check = () => {
-			if (!gone()) return;
-			try { process.kill(-${process.pid}, 'SIGKILL'); } catch {}  // the group, when the server leads it
-			process.kill(${process.pid}, 'SIGKILL');
+			if (!alive(server)) process.exit(0);
+			if (alive(parent)) return;
+			try { process.kill(-server, 'SIGKILL'); } catch {}  // the group, when the server leads it
+			try { process.kill(server, 'SIGKILL'); } catch {}
+			process.exit(0);
 		};
 		check();
 		setInterval(check, 250);
-	`, {eval: true});
-	watcher.unref();
+	`;
+	require('child_process').spawn(process.execPath, ['-e', watcher], {stdio: 'ignore', env: {}}).unref();
 }
