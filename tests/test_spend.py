@@ -25,18 +25,24 @@ SECRET = "fake-api-key-NEVER-STORED-19"
 
 
 class Counting:
-    """Answers every game request after `delay` s (the pre-flight at once); from the `refuse_after`-th on, a 401."""
+    """Answers every game request after `delay` s (the pre-flight at once); once `refuse_after` answers were
+    served, one request gets a 401 (the key refused mid-run; the others in flight are answered, and paid).
+
+    Only one 401: a request cut off by the stop while a 401 is on its way is recorded as cancelled (its
+    fate unknown to the harness), which would count one answer more than were paid."""
 
     def __init__(self, delay: float = 0.2, refuse_after: int | None = None) -> None:
         self.delay, self.refuse_after = delay, refuse_after
         self.served = 0  # answers of games (200s after the pre-flight)
+        self.refused = False
         self.lock = threading.Lock()
 
     def __call__(self, request: ChatRequest) -> Reply:
         if request.index == 0:
             return Reply(text="ACTION: 1\nREASON: pre-flight")
         with self.lock:
-            if self.refuse_after is not None and self.served >= self.refuse_after:
+            if self.refuse_after is not None and self.served >= self.refuse_after and not self.refused:
+                self.refused = True
                 return Reply(status=401, error="revoked")
             self.served += 1
         return Reply(text=hashed_policy(request), delay=self.delay)
@@ -102,4 +108,4 @@ def test_a_key_refused_mid_run_leaves_every_served_answer_recorded(tmp_path, api
     _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 3 and "refused the key" in stderr, stderr[-3000:]
     rows = recorded(tmp_path)
-    assert policy.served == 24 and rows["decisions"] + rows["voided_decisions"] == 24, rows
+    assert policy.refused and rows["decisions"] + rows["voided_decisions"] == policy.served, (rows, policy.served)

@@ -273,7 +273,7 @@ class Arena:
         except asyncio.CancelledError:  # the run stops: the game in flight is voided, not left running
             await self._void(conn, spec)
             players, decisions = await self._finish(spec, seats)
-            if self.stopped is not None and seats:
+            if self.stopped is not None and decisions:  # paid answers; a game that asked nothing leaves no trace
                 try:
                     self.stopped(HarnessError(spec, "run stopped", "the run stopped with the game in flight",
                                               players, decisions))
