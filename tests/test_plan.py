@@ -103,3 +103,9 @@ def test_a_format_the_pinned_server_cannot_play_is_refused_before_any_game(tmp_p
                           text=True, timeout=180)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
     assert not list(tmp_path.rglob("store.sqlite"))
+
+
+@pytest.mark.parametrize("run", ["bots-smoke", "bots-calibration", "bots-search", "ladder"])
+def test_the_shipped_bot_runs_plan_with_every_player_loadable(run: str) -> None:
+    plan = plan_run(config(f"+run={run}"), run)
+    assert len(plan.factories) >= 3
