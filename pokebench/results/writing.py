@@ -17,6 +17,8 @@ publish leaves no half-written folder and an existing one stays as it was.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -24,7 +26,7 @@ import shutil
 import typing
 import uuid
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 from pydantic import BaseModel
@@ -112,6 +114,21 @@ def _is_site(path: Path) -> bool:
     return (path / SITE_MARKER).is_file()
 
 
+@contextlib.contextmanager
+def publishing(out_dir: Path) -> Iterator[None]:
+    """Hold `out_dir` for one publish at a time (an OS file lock beside it, ``.NAME.publish.lock``).
+
+    The shards of a run often publish into one folder as each ends. Serialised, every publish reads
+    the stores after the one before it wrote, so the last to write has seen the most games: a run
+    that is complete when its last shard publishes is never left labelled partial by a slower
+    publish that read the stores earlier.
+    """
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(out_dir.parent / f".{out_dir.name}.publish.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+        yield
+
+
 def _clean_stale_temps(out_dir: Path) -> None:
     """Remove temporary folders of earlier publishes of `out_dir` whose process is gone."""
     for tmp in out_dir.parent.glob(f".{out_dir.name}.tmp-*"):
@@ -174,7 +191,7 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
         from pokebench.analysis.analyse import analyse_runs
 
         analyse_runs(names, runs_dir, analysis, workers=workers)
-    with load_runs(names, runs_dir) as data:
+    with publishing(out), load_runs(names, runs_dir) as data:
         quality, spread = read_quality(data.run_dirs, data.games["uid"], analysis)
         results = compute_results(data, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed, level=level,
                                   quality=quality, quality_spread=spread)
