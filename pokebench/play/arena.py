@@ -119,6 +119,7 @@ class Arena:
         self._limits = {name: asyncio.Semaphore(n) for name, n in (per_player_limits or {}).items() if n}
         self._connection: _Connection | None = None
         self._reconnect_lock = asyncio.Lock()
+        self._in_flight: dict[str, dict[str, Seat]] = {}  # game id -> its seats, while it is played
 
     # ---- the server connection -----------------------------------------------------------
     async def _connect(self) -> _Connection:
@@ -228,6 +229,7 @@ class Arena:
         loop = asyncio.get_running_loop()
         healthy = False
         battle_tasks: list[asyncio.Future[None]] = []
+        self._in_flight[spec.game_id] = seats
         try:
             for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
                 seats[side] = await self._make_seat(name, spec, side, conn.address)
@@ -281,11 +283,16 @@ class Arena:
                     log.exception("Could not record the answers of %s, voided as the run stopped.", spec.game_id)
             raise
         finally:
+            self._in_flight.pop(spec.game_id, None)
             conn.admin.forget_record(spec.game_id)
             for task in battle_tasks:  # a voided game's challenge/accept may still be pending
                 task.cancel()
             await asyncio.gather(*battle_tasks, return_exceptions=True)
             await asyncio.gather(*(seat.close(healthy) for seat in seats.values()), return_exceptions=True)
+
+    def live_decisions(self) -> list[dict[str, Any]]:
+        """The decisions logged so far in the games being played (an LLM's answers as they arrive)."""
+        return [d for seats in list(self._in_flight.values()) for seat in list(seats.values()) for d in seat.decisions()]
 
     @staticmethod
     async def _finish(spec: GameSpec, seats: dict[str, Seat]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

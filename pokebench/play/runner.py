@@ -7,13 +7,11 @@ import contextlib
 import logging
 import os
 import socket
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
-from tqdm import tqdm
 
 from pokebench.play import epochs
 from pokebench.play import sequential
@@ -24,8 +22,8 @@ from pokebench.play.budget import Budget, BudgetError
 from pokebench.play.lock import RunLock
 from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
 from pokebench.play.schedule import GameSpec
-from pokebench.play.summary import (ThisStart, all_games, count_tokens, games_per_player, progress_spend,
-                                    run_summary, store_spend)
+from pokebench.play.progress import Progress
+from pokebench.play.summary import ThisStart, all_games, games_per_player, run_summary, store_spend
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
@@ -49,33 +47,6 @@ def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
     return RemoteShowdown(cfg.server.host, int(cfg.server.port), os.environ.get("POKEBENCH_ADMIN_TOKEN"))
 
 
-class Progress:
-    """A tqdm bar: games done of total, wins so far per player, rate and time left."""
-
-    def __init__(self, total: int, done: int, name: str) -> None:
-        self.bar = tqdm(total=total, initial=done, desc=name, unit="game", dynamic_ncols=True)
-        self.wins: Counter[str] = Counter()
-        self.errors = 0
-        self.spend = ""  # spend and tokens of LLM players (summary.progress_spend)
-
-    def add(self, outcome: GameResult | HarnessError | NotStarted) -> None:
-        if isinstance(outcome, GameResult):
-            winner = outcome.record["winner"]
-            self.wins[getattr(outcome.spec, winner) if winner in ("p1", "p2") else "ties"] += 1
-            self.bar.update(1)
-        elif isinstance(outcome, HarnessError):
-            self.errors += 1
-        parts = [f"{k} {v}" for k, v in self.wins.most_common()]
-        if self.errors:
-            parts.append(f"harness errors {self.errors}")
-        if self.spend:
-            parts.append(self.spend)
-        self.bar.set_postfix_str(" · ".join(parts), refresh=True)
-
-    def close(self) -> None:
-        self.bar.close()
-
-
 async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str],
                        budget: Budget | None = None, now: ThisStart | None = None,
                        block: set[str] | None = None) -> tuple[int, int]:
@@ -95,8 +66,7 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
                   settle=budget.settle if budget is not None and budget.active else None,
                   liveness_timeout=float(cfg.server.liveness_timeout), stopped=_record_stopped(store))
     progress = Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
-    spent: Counter[str] = Counter()
-    tokens: Counter[str] = Counter()
+    following = asyncio.create_task(progress.follow(arena.live_decisions))  # answers move the bar's text
     errors = 0
     try:
         async with contextlib.aclosing(arena.play(missing)) as outcomes:  # a break voids the games in flight now
@@ -113,15 +83,12 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
                     log.warning("Harness error in %s: %s (%s)", outcome.spec.game_id, outcome.cause, outcome.detail)
                     now.harness_errors[outcome.cause] += 1
                     errors += 1
-                for d in outcome.decisions:
-                    spent[str(d.get("player"))] += d.get("cost_usd") or 0.0
-                count_tokens(outcome.decisions, tokens)
-                progress.spend = progress_spend(dict(spent), dict(tokens))
                 progress.add(outcome)
                 if isinstance(outcome, HarnessError) and outcome.fatal:
                     now.stop_reason = outcome.detail
                     break  # leaving the loop cancels the games in flight: each is voided
     finally:
+        following.cancel()
         progress.close()
     return now.played, errors
 
@@ -255,8 +222,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
         elif store is None:
             bound_store()
     left = len(planned - done_in_run(run_dir))
-    if models or now.stop_reason:
-        print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
+    print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
     if now.stop_reason and now.stop_reason.startswith("budget: "):
         raise RunStopped(f"The run stopped starting games: {now.stop_reason[8:]}. {left} game(s) are missing; "
                          "raise the budget and start again to play them.", exit_code=4)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any, Sequence
 import pandas as pd
 
 from pokebench.play.budget import Budget
-from pokebench.results.ratings import fit_ratings, player_summary
+from pokebench.results.figures import per_player_figures
+from pokebench.results.ratings import RatingsError, fit_ratings
 from pokebench.results.store import RunStore, run_stores
 
 
@@ -48,11 +50,13 @@ def store_spend(run_dir: Path) -> dict[str, dict[str, float]]:
 
 
 def _frames(run_dir: Path, table: str) -> pd.DataFrame:
+    """One table ("games", "harness_errors", "decisions": a :class:`RunStore` reader) of every store of the run."""
     frames = []
     for path in run_stores(run_dir):
         with RunStore.open_existing(path, check=False) as store:  # the run may hold it open
-            frames.append(store.games() if table == "games" else store.harness_errors())
-    return pd.concat(frames) if frames else pd.DataFrame()
+            frames.append(getattr(store, table)())
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def all_games(run_dir: Path) -> pd.DataFrame:
@@ -66,26 +70,62 @@ def games_per_player(games: pd.DataFrame) -> dict[str, int]:
     return Counter(games["p1"]) + Counter(games["p2"])  # type: ignore[return-value]
 
 
+def _leaderboard(run_dir: Path, games: pd.DataFrame, anchor: str | None) -> list[str]:
+    """The leaderboard as a table: Elo with its 95% interval (the published fit, :func:`fit_ratings`), the
+    games, and for players with saved answers their re-ask and random-pick rates (:func:`per_player_figures`)."""
+    players = set(games.p1) | set(games.p2)
+    fixed = anchor if anchor is not None and anchor in players else sorted(players)[0]  # the run's anchor did not play: any player
+    try:
+        with warnings.catch_warnings():  # a bootstrap sample without the anchor's games: the interval says enough
+            warnings.simplefilter("ignore")
+            board = fit_ratings(games, anchor=fixed).set_index("player")
+    except RatingsError:  # one player, or players that never met: the tally says enough
+        board = None
+    figures = per_player_figures(games, _frames(run_dir, "decisions")).set_index("player")
+    order = list(board.index) if board is not None else list(figures.sort_values("win_rate", ascending=False).index)
+    llm = figures["answers"].notna()
+    rows = []
+    for player in order:
+        row = figures.loc[player]
+        rating = board.loc[player] if board is not None else None
+        rows.append({
+            "player": player,
+            "Elo": "" if rating is None else f"{rating.elo:.0f}",
+            "95% interval": "" if rating is None else f"{rating.ci_low:.0f} to {rating.ci_high:.0f}",
+            "games": int(row.games),
+            "W-T-L": f"{int(row.wins)}-{int(row.ties)}-{int(row.losses)}",
+            "win rate": f"{row.win_rate:.0%}",
+            **({"re-asks": _rate(row.reask_rate), "random picks": _rate(row.random_pick_rate)} if llm.any() else {}),
+        })
+    table = _table(rows)
+    head = "Leaderboard:" + (f" (Elo with {fixed} at 1000)" if board is not None else " (too few games for ratings)")
+    return [head, *("  " + line for line in table)]
+
+
+def _table(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows as aligned text lines, a header first: the first column left-aligned, the others right-aligned."""
+    keys = list(rows[0])
+    width = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in keys}
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.ljust(width[k]) if i == 0 else v.rjust(width[k]) for i, (k, v) in enumerate(zip(keys, values)))
+
+    return [line(keys), *(line([str(r[k]) for k in keys]) for r in rows)]
+
+
+def _rate(value: float) -> str:
+    return "—" if pd.isna(value) else f"{value:.1%}"
+
+
 def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: str | None,
                 budget: Budget | None = None) -> str:
-    """The closing summary: games now and in all, the leaderboard, spend per model (and outside the games,
-    from `budget`), harness errors by cause."""
-    games, spend, errors = all_games(run_dir), store_spend(run_dir), _frames(run_dir, "errors")
+    """The closing summary of every run: games now and in all, the leaderboard (Elo with its interval, record,
+    re-ask and random-pick rates), spend and tokens per model (and outside the games, from `budget`), harness
+    errors by cause."""
+    games, spend, errors = all_games(run_dir), store_spend(run_dir), _frames(run_dir, "harness_errors")
     lines = [f"Run '{name}': {now.played} game(s) played now; {len(games)} of {planned} stored in all."]
     if len(games):
-        try:
-            board = fit_ratings(games, anchor=anchor, n_bootstrap=0) \
-                if anchor is not None and anchor in set(games.p1) | set(games.p2) else None
-        except Exception:  # too few games to fit (e.g. one player never met another): the tally says enough
-            board = None
-        table = player_summary(games).set_index("player")
-        lines.append("Leaderboard:" + ("" if board is not None else " (score; too few games for ratings)"))
-        order = list(board.player) if board is not None else list(table.sort_values("win_rate", ascending=False).index)
-        for player in order:
-            row = table.loc[player]
-            elo = f"Elo {board.set_index('player').loc[player, 'elo']:7.1f}  " if board is not None else ""
-            lines.append(f"  {player:<20} {elo}{int(row.wins)}-{int(row.ties)}-{int(row.losses)} "
-                         f"({row.win_rate:.0%} of {int(row.games)})")
+        lines += _leaderboard(run_dir, games, anchor)
     if spend:
         lines.append("Spend by model (all starts; voided games included):")
         for player, row in sorted(spend.items()):
@@ -105,26 +145,8 @@ def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: 
         lines.append(f"Harness errors now: {causes} (played again on the next start).")
     elif len(errors):
         lines.append(f"Harness errors in earlier starts: {len(errors)} (all replayed or still missing).")
+    else:
+        lines.append("Harness errors: none.")
     if now.stop_reason:
         lines.append(f"Stopped: {now.stop_reason}.")
     return "\n".join(lines)
-
-
-def progress_spend(spent: dict[str, float], tokens: dict[str, int]) -> str:
-    """The spend part of the progress bar: ``$0.4210 · 1.2M in (87% cached) · 30k out``."""
-    if not tokens.get("input"):
-        return ""
-    cached = tokens.get("cached", 0) / tokens["input"]
-    return (f"${sum(spent.values()):.4f} · {_k(tokens['input'])} in ({cached:.0%} cached) · "
-            f"{_k(tokens.get('output', 0))} out")
-
-
-def _k(n: float) -> str:
-    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}k" if n >= 1e3 else str(int(n))
-
-
-def count_tokens(decisions: Sequence[dict[str, Any]], tokens: Counter[str]) -> None:
-    for d in decisions:
-        tokens["input"] += d.get("input_tokens") or 0
-        tokens["cached"] += d.get("cached_input_tokens") or 0
-        tokens["output"] += d.get("output_tokens") or 0

@@ -1,0 +1,86 @@
+"""The progress bar of a run: games done of total, wins so far, and for LLM players answers, tokens and spend.
+
+Games move the bar; an LLM's answers move its text as they arrive. :meth:`Progress.follow` reads the
+answers of the games in flight (:meth:`pokebench.play.arena.Arena.live_decisions`) once a second, so a
+run whose games take minutes shows its answers, tokens and spend growing long before a game ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any, Callable, Iterable
+
+from tqdm import tqdm
+
+from pokebench.play.arena import GameResult, HarnessError, NotStarted
+
+#: Seconds between two readings of the answers of the games in flight.
+FOLLOW_EVERY = 1.0
+
+
+class Progress:
+    """A tqdm bar: games done of total, wins so far per player, harness errors, and the answers, tokens and
+    spend of LLM players (finished games and games in flight), rate and time left."""
+
+    def __init__(self, total: int, done: int, name: str) -> None:
+        self.bar = tqdm(total=total, initial=done, desc=name, unit="game", dynamic_ncols=True)
+        self.wins: Counter[str] = Counter()
+        self.errors = 0
+        self.finished: Counter[str] = Counter()  # answers, tokens and spend of the games that ended (this start)
+
+    def add(self, outcome: GameResult | HarnessError | NotStarted) -> None:
+        """A game ended (or was not started)."""
+        if isinstance(outcome, GameResult):
+            winner = outcome.record["winner"]
+            self.wins[getattr(outcome.spec, winner) if winner in ("p1", "p2") else "ties"] += 1
+            self.bar.update(1)
+        elif isinstance(outcome, HarnessError):
+            self.errors += 1
+        if not isinstance(outcome, NotStarted):
+            self.finished += answer_totals(outcome.decisions)
+        self.show()
+
+    def show(self, in_flight: Iterable[dict[str, Any]] = ()) -> None:
+        """Redraw the text after the bar; `in_flight`: the answers so far of the games still being played."""
+        totals = self.finished + answer_totals(in_flight)
+        parts = [f"{k} {v}" for k, v in self.wins.most_common()]
+        if self.errors:
+            parts.append(f"harness errors {self.errors}")
+        if totals["answers"]:
+            parts.append(answers_text(totals))
+        self.bar.set_postfix_str(" · ".join(parts), refresh=True)
+
+    async def follow(self, live_decisions: Callable[[], list[dict[str, Any]]]) -> None:
+        """Redraw with the answers of the games in flight every :data:`FOLLOW_EVERY` seconds, until cancelled."""
+        while True:
+            await asyncio.sleep(FOLLOW_EVERY)
+            self.show(live_decisions())
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def answer_totals(decisions: Iterable[dict[str, Any]]) -> Counter[str]:
+    """Answers (an entry with token fields, as an LLM player logs one), tokens and spend (micro-dollars)."""
+    totals: Counter[str] = Counter()
+    for d in decisions:
+        if "input_tokens" not in d:  # a bot's decision (the search bot logs its own): no model answered
+            continue
+        totals["answers"] += d.get("kind") is None  # a refinement or a consultation is spend, not an answer
+        totals["input"] += d.get("input_tokens") or 0
+        totals["cached"] += d.get("cached_input_tokens") or 0
+        totals["output"] += d.get("output_tokens") or 0
+        totals["micro_usd"] += round((d.get("cost_usd") or 0.0) * 1e6)
+    return totals
+
+
+def answers_text(totals: Counter[str]) -> str:
+    """``26 answers · $0.4210 · 1.2M in (87% cached) · 30k out``."""
+    cached = totals["cached"] / totals["input"] if totals["input"] else 0.0
+    return (f"{totals['answers']} answers · ${totals['micro_usd'] / 1e6:.4f} · {_k(totals['input'])} in "
+            f"({cached:.0%} cached) · {_k(totals['output'])} out")
+
+
+def _k(n: float) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}k" if n >= 1e3 else str(int(n))

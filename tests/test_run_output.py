@@ -1,0 +1,90 @@
+"""What a run prints: its progress bar while it plays, and its closing summary table, for bot and LLM runs.
+
+Real runs through the command line (a subprocess, the pinned server it starts itself); the LLM is the
+local fake OpenAI-compatible server (pokebench.llm.fake_server).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy
+
+from support.games import REPO_DIR
+
+SECRET = "fake-api-key-NEVER-STORED-23"
+INTERVAL = r"-?\d+ to -?\d+"
+
+
+def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pokebench", *args], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_DIR), **(env or {})), timeout=600)
+
+
+def leaderboard(stdout: str) -> dict[str, str]:
+    """The summary's table rows by player."""
+    rows = {}
+    for row in stdout.split("Leaderboard:", 1)[1].splitlines()[2:]:
+        if not row.startswith("  "):  # the table ends
+            break
+        rows[row.split()[0]] = row
+    return rows
+
+
+def test_a_bot_run_ends_with_a_summary_table(tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false", "server.sim_processes=1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Run 'bots-smoke': 6 game(s) played now; 6 of 6 stored in all." in proc.stdout
+    assert "Leaderboard: (Elo with max-damage at 1000)" in proc.stdout
+    header = proc.stdout.split("Leaderboard:", 1)[1].splitlines()[1]
+    assert header.split() == ["player", "Elo", "95%", "interval", "games", "W-T-L", "win", "rate"]
+    rows = leaderboard(proc.stdout)
+    assert set(rows) == {"random", "max-damage", "heuristic"}
+    assert re.search(r"max-damage\s+1000\s+1000 to 1000\s+4\s", rows["max-damage"])
+    assert all(re.search(rf"\s{INTERVAL}\s+4\s+\d-\d-\d\s", rows[p]) for p in ("random", "heuristic"))
+    assert "Harness errors: none." in proc.stdout
+    assert "Spend by model" not in proc.stdout  # bots spend nothing
+    # started again, nothing to play: the same table
+    again = run_cli(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false")
+    assert again.returncode == 0 and "0 game(s) played now; 6 of 6 stored in all." in again.stdout
+    assert leaderboard(again.stdout) == rows
+
+
+@pytest.fixture(scope="module")
+def slow_api():
+    """Each answer takes 0.3 s, so a game's answers arrive over seconds (as a real model's do)."""
+    with LocalOpenAI(policy=lambda request: Reply(text=hashed_policy(request), delay=0.3)) as server:
+        yield server
+
+
+def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and_rates(tmp_path, slow_api):
+    proc = run_cli(tmp_path, "+run=llm-smoke", "publish=false", "server.sim_processes=1", "turn_limit=8",
+                   "players.local.model.prices.input=3", "players.local.model.prices.output=15",
+                   env={"POKEBENCH_BASE_URL": slow_api.base_url, "POKEBENCH_API_KEY": SECRET})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the bar's text moves with the answers while no game has finished yet
+    before_first_game = re.findall(r" 0/2 \[[^\]]*?(\d+) answers · \$([\d.]+) · (\d+k?) in", proc.stderr)
+    assert before_first_game, proc.stderr[-2000:]
+    assert int(before_first_game[-1][0]) >= 2 and float(before_first_game[-1][1]) > 0
+    rows = leaderboard(proc.stdout)
+    assert set(rows) == {"local", "max-damage"}
+    header = proc.stdout.split("Leaderboard:", 1)[1].splitlines()[1].split()
+    assert header[-3:] == ["re-asks", "random", "picks"]
+    assert re.search(rf"local\s+-?\d+\s+{INTERVAL}\s+2\s+\d-\d-\d\s+\d+%\s+0\.0%\s+0\.0%$", rows["local"]), rows
+    assert rows["max-damage"].rstrip().endswith("—")  # a bot has no answers to rate
+    assert "Spend by model" in proc.stdout and "Harness errors: none." in proc.stdout
+    assert SECRET not in proc.stdout + proc.stderr
+
+
+def test_a_run_refused_at_pre_flight_leaves_no_lock_file(tmp_path: Path) -> None:
+    with LocalOpenAI(policy=lambda request: Reply(status=401, error="invalid api key")) as api:
+        proc = run_cli(tmp_path, "+run=llm-smoke", "publish=false",
+                       env={"POKEBENCH_BASE_URL": api.base_url, "POKEBENCH_API_KEY": SECRET})
+    assert proc.returncode == 2 and "The pre-flight request failed" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "runs" / "llm-smoke").exists()  # nothing stored, no lock file, no folder
