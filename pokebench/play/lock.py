@@ -10,6 +10,10 @@ whole run and a shard never do (the whole run would play what the shard is playi
 store also has its own lock, ``<store>.lock``, exclusive, holding its process's pid and host name
 (on a cluster a pid alone names nothing): a refused process names the holder of what it wanted,
 the store's holder, or for the run folder the holders of its stores.
+
+A start that stored nothing (refused at pre-flight, say) leaves no lock file behind: a lock file is
+removed while it is held exclusively and its store does not exist, and whoever locks a file checks
+afterwards that it is still the one at its path (else it locks the new one).
 """
 
 from __future__ import annotations
@@ -50,6 +54,14 @@ def _describe(holder: tuple[int, str]) -> str:
     return f"process {pid} on {host or 'an unknown host'}" if pid > 0 else "another process"
 
 
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path` (a lock file may be removed: see RunLock.release)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
 class RunLock:
     """``with RunLock(run_dir, store_path, shard=...)``: hold the run (or one shard of it) for this process."""
 
@@ -80,13 +92,17 @@ class RunLock:
             "and start again: the run resumes where it stopped.")
 
     def _lock(self, path: Path, mode: int) -> int:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            self.release()
-            self._refuse(path)
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                self.release()
+                self._refuse(path)
+            if _same_file(fd, path):
+                break
+            os.close(fd)  # removed by its last holder (see release) between our open and our lock: try again
         self._fds.append(fd)
         return fd
 
@@ -99,6 +115,12 @@ class RunLock:
         return self
 
     def release(self) -> None:
+        if len(self._fds) == 2 and not self.store_path.exists():  # nothing stored: no lock file is left
+            self.store_lock.unlink(missing_ok=True)
+            if not self.shard and not any(self.run_dir.glob("*.sqlite")):
+                (self.run_dir / ".lock").unlink(missing_ok=True)
+                if not any(self.run_dir.iterdir()):
+                    self.run_dir.rmdir()
         for fd in self._fds:
             os.close(fd)  # closing the descriptor drops its flock
         self._fds.clear()
