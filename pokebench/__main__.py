@@ -17,12 +17,6 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from pokebench import paths
-from pokebench.play.lock import RunLockedError
-from pokebench.play.plan import ConfigError, available_runs
-from pokebench.play.runner import RunStopped, run
-from pokebench.play.summary import resume_command
-from pokebench.showdown.server import ServerError
-from pokebench.results.store import StoreError, StoreWriteError
 
 log = logging.getLogger("pokebench")
 
@@ -65,6 +59,14 @@ def main() -> None:
 
 @hydra.main(version_base=None, config_path=str(paths.conf_dir()), config_name="config")
 def play(cfg: DictConfig) -> None:
+    # Imported here, not at the top: `--help` (answered by Hydra before this runs) needs none of them.
+    from pokebench.play.lock import RunLockedError
+    from pokebench.play.plan import ConfigError, available_runs
+    from pokebench.play.runner import RunStopped, run
+    from pokebench.play.summary import resume_command
+    from pokebench.results.store import StoreError, StoreWriteError
+    from pokebench.showdown.server import ServerError
+
     chosen = HydraConfig.get().runtime.choices.get("run")
     if chosen is None:
         _fail("choose a run with `+run=NAME`. Available runs: " + ", ".join(available_runs())
