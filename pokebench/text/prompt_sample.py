@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from typing import Any
 
 from pokebench.llm.fake_server import LocalOpenAI, first_action_policy, hashed_policy
@@ -38,7 +39,10 @@ def play_sample_game(seed_text: str, side: str, policy: str) -> tuple[list[dict[
     specs = [s for s in build_schedule("prompt-sample", seed_text, 1, [("llm", "max-damage")])
              if (s.p1 == "llm") == (side == "p1")]
     players: list[LLMPlayer] = []
+    started = time.monotonic()
+    _say("Starting a local Showdown server and a local stand-in model (no network, no key)...")
     with LocalShowdown() as server, LocalOpenAI(policy=POLICIES[policy]) as api:
+        _say(f"Playing one seeded game, the LLM player as {side} against Max-damage (most games take 20-60 s)...")
         def make_llm(**kwargs: Any) -> LLMPlayer:
             player = LLMPlayer(model=local_model(api.base_url), name="llm", **kwargs)
             players.append(player)
@@ -49,9 +53,16 @@ def play_sample_game(seed_text: str, side: str, policy: str) -> tuple[list[dict[
             return [outcome async for outcome in arena.play(specs)][0]
 
         outcome = asyncio.run(play())
+    _say(f"The game ended at turn {outcome.record.get('turns') if isinstance(outcome, GameResult) else '?'} "
+         f"after {time.monotonic() - started:.0f} s.")
     if not isinstance(outcome, GameResult):
         raise RuntimeError(f"the sample game failed: {outcome.cause} ({outcome.detail})")
     return players[-1].messages, players[-1].decision_log, outcome.record
+
+
+def _say(text: str) -> None:
+    """What the command is doing, on stderr (stdout holds only the text asked for)."""
+    print(text, file=sys.stderr, flush=True)
 
 
 def message_at_turn(messages: list[dict[str, str]], decisions: list[dict[str, Any]], turn: int) -> str | None:
