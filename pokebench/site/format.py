@@ -73,4 +73,8 @@ def sort_value(x: Any) -> str:
 
 FILTERS = {"elo": elo, "regret": regret, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
            "sortval": sort_value}
-GLOBALS = {"interval": interval, "regret_interval": regret_interval, "url": url, "missing": missing, "DASH": DASH}
+#: Below this many complete mirror pairs a player's interval is tagged "few pairs" on the leaderboard: a
+#: bootstrap over so few pairs has few distinct samples (the reported interval is the wider of it and the posterior).
+FEW_PAIRS = 10
+
+GLOBALS = {"FEW_PAIRS": FEW_PAIRS, "interval": interval, "regret_interval": regret_interval, "url": url, "missing": missing, "DASH": DASH}
