@@ -251,7 +251,8 @@ def test_prompt_sample_prints_the_first_message_and_the_one_at_turn_6(capsys):
     from pokebench.text import prompt_sample
 
     assert prompt_sample.main(["6", "--first"]) == 0
-    out = capsys.readouterr().out
+    out, said = capsys.readouterr()
+    assert "Starting a local Showdown server" in said and re.search(r"The game ended at turn \d+ after \d+ s\.", said)
     first, later = out.split("\n\nThe message at turn 6 (")
     assert re.match(r"The first message \([\d,]+ characters, about [\d,]+ tokens\)\n\n", first)
     check_structure(first.split("\n\n", 1)[1], FIRST_HEADERS)

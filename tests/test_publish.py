@@ -610,3 +610,17 @@ def test_a_run_on_a_read_only_mount_publishes_to_a_writable_out_with_the_old_com
     assert "`python -m pokebench.publish` is deprecated; use `pokebench-publish`" in proc.stderr
     assert (tmp_path / "site" / "index.html").is_file() and len(pd.read_csv(tmp_path / "site" / "games.csv"))
     assert {p.name for p in (read_only_runs / "mixed").iterdir()} == before  # nothing made beside the store
+
+
+def test_the_few_pairs_tag_marks_only_intervals_on_fewer_than_ten_pairs(tmp_path: Path) -> None:
+    from pokebench.site.format import FEW_PAIRS
+
+    runs = tmp_path / "runs"
+    make_run(runs, "one", players=BOTS, pairs=1)  # each bot: 2 complete pairs
+    make_run(runs, "five", players=BOTS, pairs=5)  # each bot: 10 complete pairs
+    few = publish(["one"], tmp_path / "one", runs_dir=runs, n_bootstrap=10)
+    many = publish(["five"], tmp_path / "five", runs_dir=runs, n_bootstrap=10)
+    assert FEW_PAIRS == 10
+    assert (few / "index.html").read_text().count(">few pairs</span>") == len(BOTS) - 1  # not the anchor
+    assert pd.read_csv(many / "ratings.csv").pairs.min() == FEW_PAIRS
+    assert ">few pairs</span>" not in (many / "index.html").read_text()
