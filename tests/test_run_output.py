@@ -88,3 +88,17 @@ def test_a_run_refused_at_pre_flight_leaves_no_lock_file(tmp_path: Path) -> None
                        env={"POKEBENCH_BASE_URL": api.base_url, "POKEBENCH_API_KEY": SECRET})
     assert proc.returncode == 2 and "The pre-flight request failed" in proc.stderr, proc.stderr[-2000:]
     assert not (tmp_path / "runs" / "llm-smoke").exists()  # nothing stored, no lock file, no folder
+
+
+def test_a_continual_harness_run_counts_on_one_bar_across_its_epochs(tmp_path, slow_api):
+    """Three epochs of one pair each: one bar whose tally and answers run on from epoch to epoch."""
+    proc = run_cli(tmp_path, "+run=ch-smoke", "matchups=[[ch-local,max-damage]]", "publish=false",
+                   "server.sim_processes=1", "turn_limit=4", env={"POKEBENCH_BASE_URL": slow_api.base_url})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bars = [line for line in re.split(r"[\r\n]", proc.stderr) if line.startswith("ch-smoke:")]
+    done = [int(m.group(1)) for line in bars if (m := re.search(r" (\d)/6 \[", line))]
+    assert done[0] == 0 and done[-1] == 6 and done == sorted(done), done  # never back to the epoch's start
+    tally = bars[-1].rsplit("game, ", 1)[1].split(" · ")
+    games = sum(int(part.rsplit(" ", 1)[1]) for part in tally if re.fullmatch(r"[\w-]+ \d+", part))
+    answers = int(next(part for part in tally if part.endswith(" answers")).split()[0])
+    assert games == 6 and answers >= 6, bars[-1]  # the games of all three epochs, and their answers

@@ -49,9 +49,9 @@ def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
 
 async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str],
                        budget: Budget | None = None, now: ThisStart | None = None,
-                       block: set[str] | None = None) -> tuple[int, int]:
+                       block: set[str] | None = None, progress: Progress | None = None) -> tuple[int, int]:
     """Play the planned games not in `done` (of `block` only, if given: an epoch) once; return (games played,
-    harness errors).
+    harness errors). `progress`: the run's bar (else a bar of its own).
 
     The first harness error caused by an error no retry can fix (``fatal``) stops the run at
     once: the games in flight are voided, and ``now.stop_reason`` says why. A budget that would
@@ -65,7 +65,8 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
                   admit=budget.admit if budget is not None and budget.active else None,
                   settle=budget.settle if budget is not None and budget.active else None,
                   liveness_timeout=float(cfg.server.liveness_timeout), stopped=_record_stopped(store))
-    progress = Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
+    own_bar = progress is None
+    progress = progress or Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
     following = asyncio.create_task(progress.follow(arena.live_decisions))  # answers move the bar's text
     errors = 0
     try:
@@ -89,7 +90,8 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
                     break  # leaving the loop cancels the games in flight: each is voided
     finally:
         following.cancel()
-        progress.close()
+        if own_bar:
+            progress.close()
     return now.played, errors
 
 
@@ -105,7 +107,7 @@ def _record_stopped(store: RunStore) -> Callable[[HarnessError], None]:
 
 async def play_rounds(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, run_dir: Path,
                       block: set[str] | None = None, budget: Budget | None = None,
-                      now: ThisStart | None = None) -> None:
+                      now: ThisStart | None = None, progress: Progress | None = None) -> None:
     """Play the missing games (of `block`, if given), then replay the ones that ended in harness errors,
     for at most ``retry_rounds`` more rounds: a transient fault (a crashed player, a hung or dead
     server) never needs a second start."""
@@ -120,7 +122,7 @@ async def play_rounds(plan: RunPlan, cfg: DictConfig, store: RunStore, server: A
         if round_no:
             log.warning("Retry round %d of %d: playing again the %d game(s) that ended in harness errors.",
                         round_no, cfg.retry_rounds, len(missing))
-        _, errors = await play_missing(plan, cfg, store, server, done, budget, now, block)
+        _, errors = await play_missing(plan, cfg, store, server, done, budget, now, block, progress)
         if not errors:
             return
 
@@ -128,13 +130,15 @@ async def play_rounds(plan: RunPlan, cfg: DictConfig, store: RunStore, server: A
 async def play_run(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, run_dir: Path,
                    budget: Budget | None = None, now: ThisStart | None = None) -> None:
     """Every missing game, epoch by epoch (players that refine themselves change only between epochs of
-    whole pairs: :mod:`pokebench.play.epochs`), each epoch with its retry rounds."""
+    whole pairs: :mod:`pokebench.play.epochs`), each epoch with its retry rounds, on one progress bar."""
+    progress = Progress(len(plan.specs), len({s.game_id for s in plan.specs} & done_in_run(run_dir)), plan.name)
     try:
         await epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players", lambda: done_in_run(run_dir),
                                     lambda _done, block: play_rounds(plan, cfg, store, server, run_dir, block,
-                                                                     budget, now),
+                                                                     budget, now, progress),
                                     run={"seed_text": str(cfg.seed_text), "format": str(cfg.format)}, budget=budget)
     finally:
+        progress.close()
         for factory in plan.factories.values():
             if isinstance(factory, ExternalCompetitor):
                 await factory.shutdown()
