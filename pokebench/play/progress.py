@@ -78,7 +78,8 @@ def answer_totals(decisions: Iterable[dict[str, Any]]) -> Counter[str]:
 def answers_text(totals: Counter[str]) -> str:
     """``26 answers · $0.4210 · 1.2M in (87% cached) · 30k out``."""
     cached = totals["cached"] / totals["input"] if totals["input"] else 0.0
-    return (f"{totals['answers']} answers · ${totals['micro_usd'] / 1e6:.4f} · {_k(totals['input'])} in "
+    n = totals["answers"]
+    return (f"{n} answer{'' if n == 1 else 's'} · ${totals['micro_usd'] / 1e6:.4f} · {_k(totals['input'])} in "
             f"({cached:.0%} cached) · {_k(totals['output'])} out")
 
 
