@@ -1,6 +1,6 @@
 """`python -m pokebench +run=NAME [key=value ...]`: play a run, then publish it.
 
-`python -m pokebench --help` lists the settings and the runs.
+`python -m pokebench [+run=NAME] --help` lists the runs, and every setting with its value and what it does.
 `python -m pokebench export-training RUN [--teacher MODEL]`: a run's decisions as chat-format JSONL.
 `python -m pokebench analyse RUN [RUN ...]`: score every stored decision with poke-engine (pokebench.analysis).
 """
@@ -54,6 +54,16 @@ def main() -> None:
         from pokebench.analysis.analyse import main as analyse
 
         sys.exit(analyse(sys.argv[2:]))
+    if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:  # every setting with this run's value and what it does
+        from hydra.errors import HydraException
+
+        from pokebench.cli.settings_help import settings_help
+
+        try:
+            print(settings_help([a for a in sys.argv[1:] if not a.startswith("-")]))
+        except HydraException as err:  # an unknown run or a malformed key=value
+            _fail(f"{err}".splitlines()[0])
+        sys.exit(0)
     play()
 
 

@@ -102,3 +102,19 @@ def test_a_continual_harness_run_counts_on_one_bar_across_its_epochs(tmp_path, s
     games = sum(int(part.rsplit(" ", 1)[1]) for part in tally if re.fullmatch(r"[\w-]+ \d+", part))
     answers = int(next(part for part in tally if part.endswith(" answers")).split()[0])
     assert games == 6 and answers >= 6, bars[-1]  # the games of all three epochs, and their answers
+
+
+def test_help_shows_the_chosen_runs_values_and_what_each_setting_does(tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=7", "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "Settings of run 'bots-smoke' with pairs=7:" in text and "\n  pairs = 7\n      # Mirror pairs per matchup" in text
+    assert "pokebench.players.heuristic.HeuristicBot" in text  # the run's players, not the empty default
+    assert "\n  server.liveness_timeout = 30\n      # Seconds the server may take" in text
+    assert "bots-smoke" in text.split("Runs: ", 1)[1].splitlines()[0]
+    plain = run_cli(tmp_path, "--help")
+    assert plain.returncode == 0 and "Settings of every run (the defaults):" in plain.stdout
+    assert "\n  players = {}\n" in plain.stdout and "\n  pairs = 2\n" in plain.stdout
+    unknown = run_cli(tmp_path, "+run=no-such-run", "--help")
+    assert unknown.returncode == 2 and "run/no-such-run" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert not (tmp_path / "runs").exists()  # asking for help plays nothing
