@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,8 @@ def test_a_real_sequential_run_records_why_it_stopped_and_repeats(tmp_path: Path
         proc = subprocess.run([*args, f"name={name}"], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
+        assert re.search(rf"Run '{name}': (\d+) game\(s\) played now; \1 of \1 stored in all\.", proc.stdout), proc.stdout
+        assert "Leaderboard: (Elo with max-damage at 1000)" in proc.stdout and "Harness errors: none." in proc.stdout
     states = [json.loads((tmp_path / "runs" / n / "sequential.json").read_text()) for n in ("first", "second")]
     assert states[0]["stopped"].startswith(("target reached", "pair budget spent"))
     assert states[0]["steps"] == states[1]["steps"] and states[0]["stopped"] == states[1]["stopped"]

@@ -237,14 +237,16 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
 
 
 def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Path) -> int:
-    """A sequential run (:mod:`pokebench.play.sequential`): each step plays through :func:`play_rounds`."""
+    """A sequential run (:mod:`pokebench.play.sequential`): each step plays through :func:`play_rounds`; it
+    ends with the run's summary and why it stopped."""
     conf = sequential.read_config(cfg, list(cfg.players))
+    now = ThisStart()
     matchups = list(dict.fromkeys((s.p1, s.p2) for s in plan.specs if s.game == 1))  # (A, B) in the run's order
     with _server(cfg, run_dir / "showdown.log") as server:
         check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
 
         async def play(specs: list[GameSpec]) -> None:
-            await play_rounds(replace(plan, specs=specs), cfg, store, server, run_dir)
+            await play_rounds(replace(plan, specs=specs), cfg, store, server, run_dir, now=now)
 
         try:
             specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, run_dir,
@@ -254,5 +256,6 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Pa
                 if isinstance(factory, ExternalCompetitor):
                     asyncio.run(factory.shutdown())
     log.info("Sequential run %s: %s", plan.name, why)
+    print(run_summary(run_dir, plan.name, len(specs), now, cfg.get("anchor")), flush=True)
     print(f"{plan.name}: {why}")
     return len({s.game_id for s in specs} - done_in_run(run_dir))
