@@ -123,10 +123,29 @@ def publishing(out_dir: Path) -> Iterator[None]:
     that is complete when its last shard publishes is never left labelled partial by a slower
     publish that read the stores earlier.
     """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_dir.parent / f".{out_dir.name}.publish.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+    made = [p for p in (out_dir.parent, *out_dir.parent.parents) if not p.exists()]  # deepest first
+    path = out_dir.parent / f".{out_dir.name}.publish.lock"
+    while True:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # a refused publish removed the empty folder it had made: make it again
+            continue
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes, or its process ends
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the publish before removed the file between our open and our lock: lock the new one
+    try:
         yield
+    finally:
+        path.unlink(missing_ok=True)  # removed while held: nothing is left beside the published folder
+        os.close(fd)
+        for folder in made:  # a refused publish leaves no empty folder it made for its lock
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _clean_stale_temps(out_dir: Path) -> None:
