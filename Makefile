@@ -12,7 +12,7 @@ ENGINE_STAMP := $(VENV)/.poke-engine-installed
 ENGINE_INSTALL := $(PY) -m pip install --quiet --force-reinstall --no-binary poke-engine poke-engine==0.0.48 \
 	--config-settings="build-args=--features poke-engine/terastallization --no-default-features"
 
-.PHONY: setup run test test-fast test-slurm lint bench clean-runs
+.PHONY: setup run test test-fast test-slurm test-ray lint bench clean-runs
 
 setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP) $(ENGINE_STAMP)
 
@@ -62,6 +62,10 @@ test-fast: setup
 # SLURM for real: a one-node cluster in a loopback-only network namespace (root, apt-get; skipped elsewhere)
 test-slurm: setup
 	tests/cluster/slurm.sh
+
+# Ray for real: a one-node Ray cluster in a loopback-only network namespace (root; skipped elsewhere)
+test-ray: setup
+	tests/cluster/ray.sh
 
 bench: setup
 	$(PY) benchmarks/bots_throughput.py

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Ray, tested for real (`make test-ray`): the README's Ray recipe, small, on a one-node Ray cluster.
+#
+# Installs the `ray` extra (Ray with its dashboard, which serves the job API) into .venv, starts a
+# Ray head with token authentication in network, PID and mount namespaces of its own (nothing but
+# loopback: Ray listens on every interface and probes public DNS for its address; every process it
+# starts dies with the namespace), plays bots-smoke unsharded, then as 2 shards, one `ray job
+# submit` each, `kill -9`s shard 1's PokéBench process mid-run, submits that shard again, publishes,
+# and compares the merged result with the unsharded run byte for byte (games, input logs, teams,
+# ratings, head-to-head, pairs). It stops Ray and removes its folder (POKEBENCH_RAY_KEEP=1 keeps it
+# to read the logs).
+#
+# Needs root and `unshare`; elsewhere it says why and exits 0 (skipped).
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+PY="$REPO/.venv/bin/python"
+RAY="$REPO/.venv/bin/ray"
+
+if [ "${1:-}" != --in-namespace ]; then
+  skip() { echo "test-ray skipped: $*"; exit 0; }
+  [ "$(id -u)" = 0 ] || skip "needs root (network and PID namespaces for the Ray cluster)"
+  command -v unshare >/dev/null || skip "needs unshare (a loopback-only network namespace)"
+  [ -x "$PY" ] || { echo "run make setup first" >&2; exit 2; }
+  # the `ray` extra's requirements, as pyproject.toml pins them (`pip install -e '.[ray]'` would rebuild the package)
+  "$REPO/.venv/bin/pip" install --quiet $("$PY" -c "import sys, tomllib; \
+print(*tomllib.load(open(sys.argv[1], 'rb'))['project']['optional-dependencies']['ray'])" "$REPO/pyproject.toml")
+  unshare --net --pid --fork --mount-proc true 2>/dev/null || skip "cannot make network and PID namespaces here (unshare)"
+  exec unshare --net --pid --fork --mount-proc -- "$0" --in-namespace
+fi
+
+# ---- PID 1 of namespaces with nothing but loopback, our own processes and our own /proc ----------
+began=$SECONDS
+ip link set lo up
+D="$(mktemp -d /tmp/pokebench-ray.XXXXXX)"
+stop_all() {
+  "$RAY" stop --force >"$D/ray-stop.log" 2>&1 || true  # sees only this namespace's processes
+  if [ "${POKEBENCH_RAY_KEEP:-0}" = 1 ]; then echo "kept: $D"; else rm -rf "$D"; fi
+  echo "test-ray took $((SECONDS - began)) s"
+}  # whatever Ray leaves (its dashboard's forkserver) is killed with the namespace when this script ends
+trap stop_all EXIT
+trap 'exit 130' INT TERM  # PID 1 ignores signals it does not handle
+wait_until() {  # wait_until SECONDS WHAT COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2; shift 2
+  until "$@" >"$D/wait.out" 2>&1; do
+    [ $SECONDS -lt $deadline ] || { echo "timed out waiting for $what: $(tail -3 "$D/wait.out")" >&2; return 1; }
+    sleep 1
+  done
+}
+games() { "$PY" -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM games').fetchone()[0])" "$1" 2>/dev/null || echo 0; }
+mkdir -p "$D/log" "$D/work"
+cd "$D/work"
+
+started=$SECONDS
+"$PY" -m pokebench +run=bots-smoke pairs=2 concurrency=2 name=whole >"$D/log/whole.log" 2>&1
+echo "unsharded run: $((SECONDS - started)) s"
+
+# ---- the README's recipe, small ----------------------------------------------------------------
+export RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH="$D/ray-token"  # every ray command and the head read these
+(umask 077 && "$PY" -c "import secrets; print(secrets.token_hex(32), end='')" >"$RAY_AUTH_TOKEN_PATH")
+started=$SECONDS
+"$RAY" start --head --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 --num-cpus=2 \
+  --object-store-memory=100000000 --disable-usage-stats --temp-dir="$D/ray" >"$D/log/ray-start.log" 2>&1
+echo "Ray $("$PY" -c 'import ray; print(ray.__version__)'): head on 127.0.0.1 with 2 CPUs up in $((SECONDS - started)) s; folder $D"
+submit() {  # submit SHARD TRY: shard SHARD of 2 as a Ray job, until it ends (exit 0 when it succeeded)
+  "$RAY" job submit --address http://127.0.0.1:8265 --submission-id "split-shard-$1-of-2-try-$2" \
+    --entrypoint-num-cpus=1 -- \
+    "$PY" -m pokebench +run=bots-smoke pairs=2 name=split "shard=$1/2" server.sim_processes=1 concurrency=2 publish=false
+}
+
+started=$SECONDS
+submit 0 1 >"$D/log/shard-0-try-1.log" 2>&1 &
+shard_0=$!
+submit 1 1 >"$D/log/shard-1-try-1.log" 2>&1 &
+shard_1=$!
+shard_1_played() { [ "$(games runs/split/shard-1-of-2.sqlite)" -ge 1 ]; }
+wait_until 600 "a game in shard 1's store" shard_1_played
+pid="$(pgrep -f "^$PY -m pokebench .*shard=1/2")"
+played=$(games runs/split/shard-1-of-2.sqlite)
+[ "$played" -lt 6 ] || { echo "shard 1 ended before it could be killed" >&2; exit 1; }
+echo "shard 1 (pid $pid) has stored $played of 6 games: kill -9 $pid"
+kill -9 "$pid"
+first=0; wait "$shard_1" || first=$?
+[ "$first" != 0 ] || { echo "ray job submit did not report shard 1's killed job as failed" >&2; exit 1; }
+"$RAY" job status --address http://127.0.0.1:8265 split-shard-1-of-2-try-1 2>&1 | grep -Eq "exit code (137|-9)" \
+  || { echo "Ray does not say shard 1's job was killed:" >&2; tail -5 "$D/log/shard-1-try-1.log" >&2; exit 1; }
+wait "$shard_0" || { echo "shard 0's job failed:" >&2; tail -20 "$D/log/shard-0-try-1.log" >&2; exit 1; }
+kept=$(games runs/split/shard-1-of-2.sqlite)
+echo "first submissions: shard 0 succeeded, shard 1 failed (killed) after $((SECONDS - started)) s"
+
+started=$SECONDS
+submit 1 2 >"$D/log/shard-1-try-2.log" 2>&1 || { echo "shard 1's second job failed:" >&2; tail -20 "$D/log/shard-1-try-2.log" >&2; exit 1; }
+echo "shard 1 submitted again: $((SECONDS - started)) s; it had kept $kept game(s)"
+"$PY" -m pokebench.cli.publish split >"$D/log/publish.log" 2>&1
+"$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split
+HOST="$(hostname)"
+attempts=$(grep -c "PokéBench starts the server on $HOST " runs/split/showdown-shard-1-of-2.log)
+[ "$attempts" -ge 2 ] || { echo "shard 1's server log holds $attempts server start(s), not both attempts" >&2; exit 1; }
+"$PY" -c "import sys; from pokebench.results.store import RunStore; s = RunStore.open_existing(sys.argv[1]); \
+hosts = [x['host'] for x in s.starts()]; assert hosts == [sys.argv[2]] * 2, hosts" runs/split/shard-1-of-2.sqlite "$HOST"
+echo "shard 1: both attempts in its store's starts (host $HOST), $attempts server starts in its log"
+echo "test-ray passed"
