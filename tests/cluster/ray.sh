@@ -35,7 +35,7 @@ D="$(mktemp -d /tmp/pokebench-ray.XXXXXX)"
 stop_all() {
   "$RAY" stop --force >"$D/ray-stop.log" 2>&1 || true  # sees only this namespace's processes
   if [ "${POKEBENCH_RAY_KEEP:-0}" = 1 ]; then echo "kept: $D"; else rm -rf "$D"; fi
-  echo "test-ray took $((SECONDS - began)) s"
+  echo "test-ray took $((SECONDS - began)) s ($(times | awk 'NR == 2 {print $1, "user and", $2, "system CPU"}') of the processes it waited for)"
 }  # whatever Ray leaves (its dashboard's forkserver) is killed with the namespace when this script ends
 trap stop_all EXIT
 trap 'exit 130' INT TERM  # PID 1 ignores signals it does not handle
@@ -50,17 +50,17 @@ games() { "$PY" -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).exec
 mkdir -p "$D/log" "$D/work"
 cd "$D/work"
 
-started=$SECONDS
-"$PY" -m pokebench +run=bots-smoke pairs=2 concurrency=2 name=whole >"$D/log/whole.log" 2>&1
-echo "unsharded run: $((SECONDS - started)) s"
-
-# ---- the README's recipe, small ----------------------------------------------------------------
+# ---- the README's recipe, small (Ray's head starts while the unsharded run plays) ----------------
 export RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH="$D/ray-token"  # every ray command and the head read these
 (umask 077 && "$PY" -c "import secrets; print(secrets.token_hex(32), end='')" >"$RAY_AUTH_TOKEN_PATH")
 started=$SECONDS
 "$RAY" start --head --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 --num-cpus=2 \
-  --object-store-memory=100000000 --disable-usage-stats --temp-dir="$D/ray" >"$D/log/ray-start.log" 2>&1
-echo "Ray $("$PY" -c 'import ray; print(ray.__version__)'): head on 127.0.0.1 with 2 CPUs up in $((SECONDS - started)) s; folder $D"
+  --object-store-memory=100000000 --disable-usage-stats --temp-dir="$D/ray" >"$D/log/ray-start.log" 2>&1 &
+ray_start=$!
+"$PY" -m pokebench +run=bots-smoke pairs=2 concurrency=2 name=whole >"$D/log/whole.log" 2>&1
+echo "unsharded run: $((SECONDS - started)) s"
+wait "$ray_start" || { echo "ray start failed:" >&2; tail -20 "$D/log/ray-start.log" >&2; exit 1; }
+echo "Ray $("$PY" -c 'import ray; print(ray.__version__)'): head on 127.0.0.1 with 2 CPUs, up after $((SECONDS - started)) s; folder $D"
 submit() {  # submit SHARD TRY: shard SHARD of 2 as a Ray job, until it ends (exit 0 when it succeeded)
   "$RAY" job submit --address http://127.0.0.1:8265 --submission-id "split-shard-$1-of-2-try-$2" \
     --entrypoint-num-cpus=1 -- \
@@ -72,9 +72,10 @@ submit 0 1 >"$D/log/shard-0-try-1.log" 2>&1 &
 shard_0=$!
 submit 1 1 >"$D/log/shard-1-try-1.log" 2>&1 &
 shard_1=$!
-shard_1_played() { [ "$(games runs/split/shard-1-of-2.sqlite)" -ge 1 ]; }
+shard_1_played() { [ "$(games runs/split/shard-1-of-2.sqlite)" -ge 1 ] || ! kill -0 "$shard_1"; }
 wait_until 600 "a game in shard 1's store" shard_1_played
-pid="$(pgrep -f "^$PY -m pokebench .*shard=1/2")"
+pid="$(pgrep -f "^$PY -m pokebench .*shard=1/2")" \
+  || { echo "shard 1's PokéBench process is not running:" >&2; tail -20 "$D/log/shard-1-try-1.log" >&2; exit 1; }
 played=$(games runs/split/shard-1-of-2.sqlite)
 [ "$played" -lt 6 ] || { echo "shard 1 ended before it could be killed" >&2; exit 1; }
 echo "shard 1 (pid $pid) has stored $played of 6 games: kill -9 $pid"
@@ -83,13 +84,17 @@ first=0; wait "$shard_1" || first=$?
 [ "$first" != 0 ] || { echo "ray job submit did not report shard 1's killed job as failed" >&2; exit 1; }
 "$RAY" job status --address http://127.0.0.1:8265 split-shard-1-of-2-try-1 2>&1 | grep -Eq "exit code (137|-9)" \
   || { echo "Ray does not say shard 1's job was killed:" >&2; tail -5 "$D/log/shard-1-try-1.log" >&2; exit 1; }
-wait "$shard_0" || { echo "shard 0's job failed:" >&2; tail -20 "$D/log/shard-0-try-1.log" >&2; exit 1; }
 kept=$(games runs/split/shard-1-of-2.sqlite)
-echo "first submissions: shard 0 succeeded, shard 1 failed (killed) after $((SECONDS - started)) s"
-
-started=$SECONDS
-submit 1 2 >"$D/log/shard-1-try-2.log" 2>&1 || { echo "shard 1's second job failed:" >&2; tail -20 "$D/log/shard-1-try-2.log" >&2; exit 1; }
-echo "shard 1 submitted again: $((SECONDS - started)) s; it had kept $kept game(s)"
+echo "shard 1's first job failed (killed) after $((SECONDS - started)) s, with $kept game(s) stored: submitted again"
+submit 1 2 >"$D/log/shard-1-try-2.log" 2>&1 &
+shard_1=$!
+# What listens here is Ray's and the shards' alone: with these flags, all of it on 127.0.0.1
+outside="$(ss -Hltnp | awk '$4 !~ /^(127\.0\.0\.1|\[::ffff:127\.0\.0\.1\]):/')"
+[ -z "$outside" ] || { echo "listening beyond 127.0.0.1 (the README says it does not):" >&2; echo "$outside" >&2; exit 1; }
+echo "Ray and the shards listen on $(ss -Hltn | wc -l) TCP ports, every one on 127.0.0.1"
+wait "$shard_0" || { echo "shard 0's job failed:" >&2; tail -20 "$D/log/shard-0-try-1.log" >&2; exit 1; }
+wait "$shard_1" || { echo "shard 1's second job failed:" >&2; tail -20 "$D/log/shard-1-try-2.log" >&2; exit 1; }
+echo "both shards done after $((SECONDS - started)) s"
 "$PY" -m pokebench.cli.publish split >"$D/log/publish.log" 2>&1
 "$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split
 HOST="$(hostname)"
