@@ -3,12 +3,13 @@
 #
 # Installs the `ray` extra (Ray with its dashboard, which serves the job API) into .venv, starts a
 # Ray head with token authentication in network, PID and mount namespaces of its own (nothing but
-# loopback: Ray listens on every interface and probes public DNS for its address; every process it
-# starts dies with the namespace), plays bots-smoke unsharded, then as 2 shards, one `ray job
-# submit` each, `kill -9`s shard 1's PokéBench process mid-run, submits that shard again, publishes,
-# and compares the merged result with the unsharded run byte for byte (games, input logs, teams,
-# ratings, head-to-head, pairs). It stops Ray and removes its folder (POKEBENCH_RAY_KEEP=1 keeps it
-# to read the logs).
+# loopback, which no other user of the machine shares there: the job API runs any command it is
+# sent; `ray stop` sees only the namespace's processes; every process Ray starts dies with it),
+# plays bots-smoke unsharded, then as 2 shards, one `ray job submit` each, `kill -9`s shard 1's
+# PokéBench process mid-run, submits that shard again, checks that every open port is on 127.0.0.1,
+# publishes, and compares the merged result with the unsharded run byte for byte (games, input
+# logs, teams, ratings, head-to-head, pairs). It stops Ray and removes its folder
+# (POKEBENCH_RAY_KEEP=1 keeps it to read the logs).
 #
 # Needs root and `unshare`; elsewhere it says why and exits 0 (skipped).
 set -euo pipefail
@@ -22,9 +23,9 @@ if [ "${1:-}" != --in-namespace ]; then
   command -v unshare >/dev/null || skip "needs unshare (a loopback-only network namespace)"
   [ -x "$PY" ] || { echo "run make setup first" >&2; exit 2; }
   # the `ray` extra's requirements, as pyproject.toml pins them (`pip install -e '.[ray]'` would rebuild the package)
+  unshare --net --pid --fork --mount-proc true 2>/dev/null || skip "cannot make network and PID namespaces here (unshare)"
   "$REPO/.venv/bin/pip" install --quiet $("$PY" -c "import sys, tomllib; \
 print(*tomllib.load(open(sys.argv[1], 'rb'))['project']['optional-dependencies']['ray'])" "$REPO/pyproject.toml")
-  unshare --net --pid --fork --mount-proc true 2>/dev/null || skip "cannot make network and PID namespaces here (unshare)"
   exec unshare --net --pid --fork --mount-proc -- "$0" --in-namespace
 fi
 
