@@ -163,7 +163,7 @@ first=0; wait "$driver" || first=$?
 echo "first submission: exit $first after $((SECONDS - started)) s; sacct:"
 sacct -X -n -P -o JobID,State,NodeList | sed 's/^/  /'
 [ "$first" != 0 ] || { echo "the driver did not notice the cancelled job" >&2; exit 1; }
-sacct -X -n -P -o JobID,State | grep -q "^${job}|CANCELLED" || { echo "sacct does not say $job was cancelled" >&2; exit 1; }
+sacct -X -n -P -o JobID,State | grep "^${job}|CANCELLED" >/dev/null || { echo "sacct does not say $job was cancelled" >&2; exit 1; }
 job_ended() { [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; }
 wait_until 60 "the cancelled job to end" job_ended
 kept=$(games runs/split/shard-1-of-2.sqlite)
