@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pokebench.play.schedule import GameSpec, build_schedule
+from pokebench.games import GameSpec
+from pokebench.play.schedule import build_schedule
 from pokebench.play.sequential import SequentialConfig, run_sequential
 from pokebench.results.ratings import fit_ratings
 

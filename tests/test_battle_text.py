@@ -321,7 +321,7 @@ def test_a_players_own_stream_fed_message_by_message_gives_the_same_text(real_ba
 
 
 def test_the_cli_prints_a_recorded_game_and_explains_bad_names(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from pokebench.play.schedule import GameSpec
+    from pokebench.games import GameSpec
     from pokebench.results.store import RunStore
 
     spec = GameSpec("demo", "random-vs-max-damage", 1, 1, "random", "max-damage", "s", "a", "b")
@@ -344,7 +344,7 @@ def test_the_cli_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from pokebench.play.schedule import GameSpec
+    from pokebench.games import GameSpec
     from pokebench.results.store import RunStore
 
     spec = GameSpec("demo", "random-vs-max-damage", 1, 1, "random", "max-damage", "s", "a", "b")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 from pokebench.play.sequential import SequentialConfig, run_sequential
 from pokebench.results.ratings import fit_ratings
 from support.games import REPO_DIR

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 from pokebench.players.max_damage import MaxDamageBot, NoisyMaxDamageBot
 from pokebench.players.random_bot import RandomBot
 from pokebench.seeds import pair_seeds

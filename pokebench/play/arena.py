@@ -31,7 +31,7 @@ from websockets.exceptions import WebSocketException
 
 from pokebench.player.bench_player import GameContext
 from pokebench.player.faults import HarnessFault, RunStopper
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
 from pokebench.showdown.server import ServerAddress
 from pokebench.showdown.admin import AdminClient, AdminError, SimulatorCrashed

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 
 
 class BudgetError(ValueError):

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Protocol
 
 from pokebench.play.budget import Budget
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 
 log = logging.getLogger(__name__)
 

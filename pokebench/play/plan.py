@@ -28,7 +28,8 @@ from poke_env.player import Player
 
 from pokebench import paths
 from pokebench.play import epochs, sequential
-from pokebench.play.schedule import GameSpec, build_schedule, expand_matchups
+from pokebench.games import GameSpec
+from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.server import pinned_version

@@ -21,7 +21,7 @@ from pokebench.llm.preflight import PreflightError, model_configs, probe_models
 from pokebench.play.budget import Budget, BudgetError
 from pokebench.play.lock import RunLock
 from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 from pokebench.play.progress import Progress
 from pokebench.play.summary import ThisStart, all_games, games_per_player, run_summary, store_spend
 from pokebench.player.seats import ExternalCompetitor

@@ -8,33 +8,11 @@ there; the teams stay with the side, so each player gets each team once.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Iterable, Sequence
 
+from pokebench.games import GameSpec
 from pokebench.seeds import pair_seeds
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """One planned game: which players sit on which side, with which seeds."""
-
-    run: str
-    matchup: str
-    pair: int
-    game: int  # 1: player A on side 1; 2: player B on side 1
-    p1: str
-    p2: str
-    battle_seed: str
-    p1_team_seed: str
-    p2_team_seed: str
-
-    @property
-    def game_id(self) -> str:
-        return f"{self.matchup}.p{self.pair:04d}.g{self.game}"
-
-    def as_dict(self) -> dict[str, object]:
-        return {"game_id": self.game_id, **asdict(self)}
 
 
 def matchup_name(a: str, b: str) -> str:

@@ -35,7 +35,8 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 from scipy.special import expit
 
-from pokebench.play.schedule import GameSpec, build_schedule
+from pokebench.games import GameSpec
+from pokebench.play.schedule import build_schedule
 from pokebench.results.ratings import SCALE, RatingsError, fit_ratings
 from pokebench.util import atomic_write_text
 

@@ -23,7 +23,7 @@ from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.server import ServerAddress
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pokebench.play.schedule import GameSpec
+    from pokebench.games import GameSpec
 
 
 async def in_poke_loop(coro: Any, timeout: float | None = None) -> Any:

@@ -24,7 +24,7 @@ import pandas as pd
 from pokebench.util import utc_now
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pokebench.play.schedule import GameSpec
+    from pokebench.games import GameSpec
 
 GAME_COLUMNS = (
     "game_id", "run", "matchup", "pair", "game", "p1", "p2", "winner", "turns", "end_reason",

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pokebench.play.arena import Arena, GameResult, HarnessError
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 from pokebench.players.heuristic import HeuristicBot
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.players.random_bot import RandomBot

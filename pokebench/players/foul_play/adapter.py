@@ -53,7 +53,7 @@ from typing import Any, Callable, Sequence
 
 from pokebench.player.bench_player import GameContext
 from pokebench.player.faults import HarnessFault
-from pokebench.play.schedule import GameSpec
+from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
 from pokebench.showdown.server import ServerAddress
 from pokebench.util import usable_cpus
