@@ -37,7 +37,8 @@ from scipy.stats import spearmanr
 
 from pokebench.analysis.quality import read_quality
 from pokebench.analysis.settings import Settings
-from pokebench.results.loading import RUNS_DIR, load_runs
+from pokebench.paths import RUNS_DIR
+from pokebench.results.loading import load_runs
 from pokebench.results.ratings import fit_ratings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -87,7 +87,8 @@ def play(cfg: DictConfig) -> None:
     try:
         missing = run(cfg, name)
         if cfg.publish:
-            from pokebench.results.publish import PublishError, publish
+            from pokebench.publish import publish
+            from pokebench.results.loading import PublishError
 
             try:
                 out = publish([name], anchor=cfg.anchor)

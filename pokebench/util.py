@@ -1,15 +1,16 @@
-"""Small helpers every stage uses: UTC timestamps, atomic file writes, the CPUs this process may use, what
-counts as a secret."""
+"""Small helpers every stage uses: UTC timestamps, atomic file writes, file locks, the CPUs this process may
+use, what counts as a secret."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["utc_now", "atomic_write_text", "usable_cpus", "is_secret", "MIN_SECRET_CHARS"]
+__all__ = ["utc_now", "atomic_write_text", "lock_file", "usable_cpus", "is_secret", "MIN_SECRET_CHARS"]
 
 #: A shorter value is not blanked out as a secret: a one-letter "key" would maim every word it is in.
 MIN_SECRET_CHARS = 8
@@ -46,6 +47,37 @@ def atomic_write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path`."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
+def lock_file(path: Path, mode: int) -> int | None:
+    """Open `path` (made if missing, its folder too) and ``flock`` it with `mode`; the open descriptor.
+
+    A holder may remove its lock file while it holds it, so that nothing is left behind; whoever
+    locked the removed file meanwhile locks the new one. With ``fcntl.LOCK_NB`` in `mode`, None when
+    another process holds the lock. The lock is released when the descriptor closes or its process ends.
+    """
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the last holder removed the folder it had made for the lock: make it again
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        try:
+            fcntl.flock(fd, mode)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        if _same_file(fd, path):
+            return fd
+        os.close(fd)  # removed by its holder between our open and our lock: lock the new one
 
 
 def usable_cpus() -> int:

@@ -27,7 +27,7 @@ from pokebench.engine.from_showdown import engine_action, game_positions, positi
 from pokebench.engine.sets import SetTable  # noqa: E402
 from pokebench.engine.state import build_state  # noqa: E402
 from pokebench.results.store import RunStore  # noqa: E402
-from pokebench.results.writing import publish  # noqa: E402
+from pokebench.publish import publish  # noqa: E402
 
 #: Small searches: the test checks behaviour, not the published settings.
 SETTINGS = Settings(iterations=300, samples=2)

@@ -19,7 +19,9 @@ import pandas as pd
 import pytest
 
 from pokebench.results import publish as pub
-from pokebench.results.publish import PublishError, load_results, per_player_figures, publish
+from pokebench.publish import publish
+from pokebench.results import PublishError, load_results
+from pokebench.results.figures import per_player_figures
 from pokebench.play.schedule import build_schedule
 from pokebench.results.schema import SCHEMA_VERSION, DecisionRow, TABLES, columns, columns_markdown
 from pokebench.results.store import RunStore

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pokebench.results.writing import publishing
+from pokebench.publish import publishing
 
 from support.processes import wait_for
 from support.synthetic_runs import BOTS, make_run

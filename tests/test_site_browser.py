@@ -19,7 +19,7 @@ from typing import Iterator
 import pandas as pd
 import pytest
 
-from pokebench.results.writing import publish
+from pokebench.publish import publish
 from pokebench.site import build_site
 from support.synthetic_runs import BOTS, EVIL_NICK, make_run
 

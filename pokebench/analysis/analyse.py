@@ -24,7 +24,8 @@ from tqdm import tqdm
 from pokebench.analysis.cache import append_entries, cache_path, read_entries
 from pokebench.analysis.settings import Settings, engine_version
 from pokebench.engine.check import EngineUnavailable
-from pokebench.results.loading import RUNS_DIR, PublishError, load_runs
+from pokebench.paths import RUNS_DIR
+from pokebench.results.loading import PublishError, load_runs
 
 __all__ = ["analyse_runs", "AnalysisReport", "main"]
 

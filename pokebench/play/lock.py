@@ -23,6 +23,9 @@ import os
 import socket
 from pathlib import Path
 from types import TracebackType
+from typing import NoReturn
+
+from pokebench.util import lock_file
 
 __all__ = ["RunLock", "RunLockedError"]
 
@@ -54,14 +57,6 @@ def _describe(holder: tuple[int, str]) -> str:
     return f"process {pid} on {host or 'an unknown host'}" if pid > 0 else "another process"
 
 
-def _same_file(fd: int, path: Path) -> bool:
-    """Whether the open file `fd` is still the file at `path` (a lock file may be removed: see RunLock.release)."""
-    try:
-        return os.path.samestat(os.fstat(fd), os.stat(path))
-    except FileNotFoundError:
-        return False
-
-
 class RunLock:
     """``with RunLock(run_dir, store_path, shard=...)``: hold the run (or one shard of it) for this process."""
 
@@ -80,7 +75,7 @@ class RunLock:
         files = [contested] if contested != self.run_dir / ".lock" else sorted(self.run_dir.glob("*.sqlite.lock"))
         return sorted({held for path in files if (held := _held_by(path)) is not None})
 
-    def _refuse(self, contested: Path) -> None:
+    def _refuse(self, contested: Path) -> NoReturn:
         holders = self._holders(contested)
         who = ", ".join(_describe(h) for h in holders) or "another process"
         what = f"shard {self.store_path.stem}" if self.shard else "run"
@@ -92,17 +87,10 @@ class RunLock:
             "and start again: the run resumes where it stopped.")
 
     def _lock(self, path: Path, mode: int) -> int:
-        while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                self.release()
-                self._refuse(path)
-            if _same_file(fd, path):
-                break
-            os.close(fd)  # removed by its last holder (see release) between our open and our lock: try again
+        fd = lock_file(path, mode | fcntl.LOCK_NB)  # a lock file removed by its last holder (see release) is made again
+        if fd is None:
+            self.release()
+            self._refuse(path)
         self._fds.append(fd)
         return fd
 

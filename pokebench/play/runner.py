@@ -28,6 +28,7 @@ from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
 from pokebench.results.store import RunStore, StoreWriteError, check_store, run_stores, store_path
+from pokebench.paths import RUNS_DIR
 from pokebench.util import usable_cpus
 
 log = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def _budget_and_models(cfg: DictConfig) -> tuple[Budget, dict[str, Any]]:
         raise ConfigError(str(err)) from None
 
 
-def run(cfg: DictConfig, run_name: str, runs_dir: Path = Path("runs")) -> int:
+def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
     """Play a whole run (or one shard); returns the number of its planned games still missing (0 when complete).
 
     Raises :class:`RunStopped` when a budget or an error no retry fixes stopped it (after the summary).

@@ -21,14 +21,14 @@ from typing import Any, Sequence, cast
 
 import pandas as pd
 
+from pokebench.paths import RUNS_DIR
 from pokebench.results.redaction import scrub
 from pokebench.results.schema import DecisionRow, GameRow, RunInfo, columns
 from pokebench.results.store import RunStore, StoreError, run_stores
 
 __all__ = ["PublishError", "RunData", "load_runs", "check_publishable", "game_uid", "safe_name", "to_utc_z",
-           "decision_row", "partial_reasons", "RUNS_DIR"]
+           "decision_row", "partial_reasons"]
 
-RUNS_DIR = Path("runs")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 SHARD_FILE = re.compile(r"shard-(\d+)-of-(\d+)\.sqlite$")
 #: a decision's fields that become fixed columns of decisions.csv; the rest goes to ``extra``

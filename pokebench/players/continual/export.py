@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--teacher", help="a model config name (conf/model/NAME.yaml) that relabels each decision")
     parser.add_argument("--out", type=Path, help="the JSONL file (default: runs/RUN/training.jsonl)")
     args = parser.parse_args(argv)
-    run_dir = Path(args.run) if Path(args.run).is_dir() else Path("runs") / args.run
+    run_dir = Path(args.run) if Path(args.run).is_dir() else paths.RUNS_DIR / args.run
     out = args.out or run_dir / ("training-" + args.teacher + ".jsonl" if args.teacher else "training.jsonl")
     count = export(run_dir, out, args.teacher)
     print(f"Wrote {count} examples to {out}")
