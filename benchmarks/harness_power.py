@@ -4,7 +4,7 @@
 
 Simulates runs shaped like ``ch-sonnet-low`` (a harness player and its plain partner, each against two
 opponents, on the same pairs) and publishes each with the project's own
-:func:`pokebench.results.harness_tables.gain_table` (paired bootstrap over pairs). The plain player scores
+:func:`pokebench.players.continual.tables.gain_table` (paired bootstrap over pairs). The plain player scores
 0.5 on average; the harness player 0.5 + gain (on average over the luck). Each game's two sides share a "team luck" (a normal draw
 of sd ``--team-luck`` on the logit scale, the same for the harness and the plain player: they played the
 same teams), which is what pairing removes. Prints, per true gain and number of pairs, the share of
@@ -22,7 +22,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from pokebench.results.harness_tables import gain_table
+from pokebench.players.continual.tables import gain_table
 
 OPPONENTS = ("max-damage", "heuristic")
 

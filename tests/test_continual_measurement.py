@@ -41,9 +41,9 @@ from pokebench.players.continual.player import ContinualHarnessPlayer
 from pokebench.players.continual.refiner import REFINER_MARKER, refine
 from pokebench.players.continual.refining import HarnessRefiner
 from pokebench.players.continual.versions import CarryOver, HarnessFiles, Snapshot, Source, initial_harness
-from pokebench.results.harness_tables import curve_table, edits_table, gain_table, gap_table, versions_table
+from pokebench.players.continual.tables import curve_table, edits_table, gain_table, gap_table, versions_table
 from pokebench.results.store import RunStore
-from pokebench.site.harness_page import write_harness_page
+from pokebench.players.continual.page import write_harness_page
 
 FORMAT = "gen9randombattle"
 NO_EDITS = '{"edits": []}'

@@ -60,16 +60,6 @@ def register_table(name: str, make: Callable[[RunData, "Results"], "pd.DataFrame
     register_tables(one)
 
 
-@register_tables
-def _harness_tables(data: RunData, results: "Results") -> dict[str, pd.DataFrame]:
-    """The Continual Harness's gain, learning curve and versions (:mod:`pokebench.results.harness_tables`)."""
-    from pokebench.results.harness_tables import harness_tables
-
-    # those tables key a game's player summaries by game id; here the uid is a game's one id
-    games = results.games.assign(game_id=results.games["uid"])
-    return harness_tables(games, data.players, results.ratings, data.run_dirs)
-
-
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 

@@ -26,7 +26,7 @@ import json
 import shutil
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -37,7 +37,19 @@ from pokebench.site import format as fmt
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 from pokebench.site.replay import answers_by_turn, quality_by_turn, script_text, team_sheet, text_turns, viewer_log
 
-__all__ = ["build_site", "check_site_inputs", "SiteError", "VIEWER_URL"]
+__all__ = ["build_site", "check_site_inputs", "register_page", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
+
+PageWriter = Callable[[Path], "Path | None"]
+#: Writers of extra pages, each called with the published folder after the site's own pages; see :func:`register_page`.
+EXTRA_PAGES: list[PageWriter] = []
+
+
+def register_page(write: PageWriter) -> PageWriter:
+    """Write an extra page at every site build: ``write(folder)`` reads the published folder (e.g. the extra
+    tables of :func:`pokebench.results.figures.register_tables`) and writes its page there, or nothing;
+    it returns the page's path, or None. Usable as a decorator."""
+    EXTRA_PAGES.append(write)
+    return write
 
 #: Showdown's replay viewer, as its saved replay files load it (with a daily cache-buster).
 VIEWER_URL = "https://play.pokemonshowdown.com/js/replay-embed.js"
@@ -217,7 +229,6 @@ def build_site(root: Path | str, viewer_url: str = VIEWER_URL) -> Path:
     site.games_page()
     site.player_pages()
     site.replays()
-    from pokebench.site.harness_page import write_harness_page
-
-    write_harness_page(root)  # harness.html, when the folder has the Continual Harness's tables
+    for write in EXTRA_PAGES:  # e.g. the Continual Harness's harness.html, when the folder has its tables
+        write(root)
     return root

@@ -1,5 +1,5 @@
 """The Continual Harness's published tables: the gain over the same model without it, the learning curve,
-and the harness's versions.
+and the harness's versions. Importing this module registers them for every publish (:mod:`pokebench.publish`).
 
 A *harness player* is one whose game summaries carry ``harness_version``; its *plain partner* is
 an LLM player of the same run with the same model and reasoning level and no harness. Both play
@@ -40,6 +40,8 @@ import pandas as pd
 from pokebench.players.continual.edits import PASSES
 from pokebench.players.continual.history import clustered
 from pokebench.players.continual.versions import HarnessFiles
+from pokebench.results.figures import Results, register_tables
+from pokebench.results.loading import RunData
 
 N_BOOTSTRAP = 2000
 LEVEL = 0.95
@@ -316,11 +318,10 @@ def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], rati
     return {**tables, "harness_gap": gap} if not gap.empty else tables
 
 
-def write_harness_tables(root: Path, games: pd.DataFrame, players: dict[str, dict[str, Any]],
-                         ratings: pd.DataFrame | None, run_dirs: list[Path]) -> list[str]:
-    """Write the tables as CSV files in the published folder `root`; the names written."""
-    written = []
-    for name, table in harness_tables(games, players, ratings, run_dirs).items():
-        table.to_csv(root / f"{name}.csv", index=False)
-        written.append(f"{name}.csv")
-    return written
+
+@register_tables
+def published_tables(data: RunData, results: Results) -> dict[str, pd.DataFrame]:
+    """The tables at every publish (registered with :func:`pokebench.results.figures.register_tables`)."""
+    # the tables above key a game's player summaries by game id; in published results the uid is a game's one id
+    games = results.games.assign(game_id=results.games["uid"])
+    return harness_tables(games, data.players, results.ratings, data.run_dirs)

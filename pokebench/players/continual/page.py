@@ -1,7 +1,7 @@
 """``harness.html``: the Continual Harness's gain, learning curve and browsable history, from a published folder.
 
 Reads only the published tables (``harness_gain.csv``, ``learning_curve.csv``,
-``harness_versions.csv``, ``harness_edits.csv``; see :mod:`pokebench.results.harness_tables`), so it
+``harness_versions.csv``, ``harness_edits.csv``; see :mod:`pokebench.players.continual.tables`), so it
 works on a copy of the folder with no store; Jinja2 autoescapes everything the models wrote.
 """
 
@@ -15,6 +15,7 @@ import jinja2
 import pandas as pd
 
 from pokebench.players.continual.harness import Harness
+from pokebench.site.build import register_page
 
 __all__ = ["write_harness_page"]
 
@@ -33,6 +34,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [{str(k): (None if pd.isna(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
 
 
+@register_page
 def write_harness_page(root: Path) -> Path | None:
     """Write ``root/harness.html`` when the folder has harness tables; its path, or None."""
     versions = _rows(root / "harness_versions.csv")
