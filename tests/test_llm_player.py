@@ -248,7 +248,7 @@ def test_a_run_resumed_after_the_api_was_down_plays_the_game_again(tmp_path, api
 
 
 def test_prompt_sample_prints_the_first_message_and_the_one_at_turn_6(capsys):
-    from pokebench.text import prompt_sample
+    from pokebench.cli import prompt_sample
 
     assert prompt_sample.main(["6", "--first"]) == 0
     out, said = capsys.readouterr()

@@ -1,4 +1,4 @@
-"""Print what a model sees at a given turn: ``python -m pokebench.text.prompt_sample 6 [--first]``.
+"""Print what a model sees at a given turn: ``python -m pokebench.cli.prompt_sample 6 [--first]``.
 
 Plays one seeded game on a local Showdown server that it starts itself: the LLM
 player, answered by a local OpenAI-compatible server with a deterministic policy
@@ -79,7 +79,7 @@ def _describe(title: str, text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pokebench.text.prompt_sample", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m pokebench.cli.prompt_sample", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("turn", type=int, help="the turn whose message to print (e.g. 6)")
     parser.add_argument("--first", action="store_true", help="also print the first message of the game")
