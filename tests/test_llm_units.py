@@ -15,7 +15,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pokebench.text import prompt
+from pokebench.text import answers, prompt
 from pokebench.llm.client import (ChatClient, LLMAPIError, MissingAPIKey, ModelConfig, ModelConfigError, Prices,
                                   Usage, cost_usd, retry_after_seconds)
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy, legal_actions_in
@@ -138,8 +138,8 @@ LEGAL = actions("move Body Press", "move Rest", "move Body Press + Terastallize 
     ("ACTION: \"move Rest\"\nREASON: q", (1, "q")),
 ])
 def test_answers_that_name_a_legal_action(answer, expected):
-    parsed = prompt.parse_answer(answer)
-    index, problem = prompt.match_action(parsed.action, LEGAL)
+    parsed = answers.parse_answer(answer)
+    index, problem = answers.match_action(parsed.action, LEGAL)
     assert (index, parsed.reason) == expected and problem == ""
 
 
@@ -153,7 +153,7 @@ def test_answers_that_name_a_legal_action(answer, expected):
     ("ACTION:\nREASON: x", "empty"),
 ])
 def test_answers_that_name_no_legal_action(answer, problem):
-    index, message = prompt.match_action(prompt.parse_answer(answer).action, LEGAL)
+    index, message = answers.match_action(answers.parse_answer(answer).action, LEGAL)
     assert index is None and problem in message
 
 

@@ -19,7 +19,8 @@ from pokebench.play.schedule import build_schedule
 from pokebench.seeds import derive_seed, pair_seeds
 from pokebench.paths import showdown_package_dir
 from pokebench.showdown.node import node_version
-from pokebench.showdown.server import LocalShowdown, ServerAddress, ServerError, check_installation
+from pokebench.showdown.address import ServerAddress
+from pokebench.showdown.server import LocalShowdown, ServerError, check_installation
 from pokebench.showdown.admin import AdminClient, AdminError
 
 

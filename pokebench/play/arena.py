@@ -33,7 +33,7 @@ from pokebench.player.bench_player import GameContext
 from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
-from pokebench.showdown.server import ServerAddress
+from pokebench.showdown.address import ServerAddress
 from pokebench.showdown.admin import AdminClient, AdminError, SimulatorCrashed
 from pokebench.util import utc_now
 

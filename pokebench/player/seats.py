@@ -20,7 +20,7 @@ from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
-from pokebench.showdown.server import ServerAddress
+from pokebench.showdown.address import ServerAddress
 
 if TYPE_CHECKING:  # pragma: no cover
     from pokebench.games import GameSpec

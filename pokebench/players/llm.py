@@ -47,7 +47,7 @@ from typing import Any, Callable, List, overload
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, ForfeitBattleOrder
 
-from pokebench.text import prompt
+from pokebench.text import answers, prompt
 from pokebench.text.battle_text import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.llm.client import ChatClient, Completion, ModelConfig
@@ -188,8 +188,8 @@ class LLMPlayer(BenchPlayer):
             answer = completion.text or ""
             # an empty assistant message is refused by some APIs; the log keeps the answer as it came
             self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})
-            parsed = prompt.parse_answer(answer)
-            index, problem = prompt.match_action(parsed.action, actions)
+            parsed = answers.parse_answer(answer)
+            index, problem = answers.match_action(parsed.action, actions)
             entry = self._entry(battle, completion, parsed, reask)
             entry["sent"] = message  # what the model was sent for this answer (the replay page shows it)
             if index is None:
@@ -286,7 +286,7 @@ class LLMPlayer(BenchPlayer):
         self.end_reason = reason
         return ForfeitBattleOrder()
 
-    def _entry(self, battle: AbstractBattle, completion: Completion | None, parsed: prompt.ParsedAnswer | None,
+    def _entry(self, battle: AbstractBattle, completion: Completion | None, parsed: answers.ParsedAnswer | None,
                reask: bool) -> dict[str, Any]:
         usage = completion.usage if completion is not None else Usage()
         return {

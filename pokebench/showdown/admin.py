@@ -16,7 +16,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from pokebench.showdown.server import ServerAddress
+from pokebench.showdown.address import ServerAddress
 
 
 class AdminError(RuntimeError):

@@ -30,11 +30,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from pokebench import paths
+from pokebench.showdown.address import ServerAddress
+from pokebench.showdown.admin import ping
 from pokebench.showdown.errors import ServerError
 from pokebench.showdown.node import export_generated, node_command, node_env, node_version, script_path
 from pokebench.showdown.state import NODE_FLAGS, new_server_root
@@ -141,19 +142,6 @@ def install() -> None:
 # --------------------------------------------------------------------------- running servers
 
 
-@dataclass(frozen=True)
-class ServerAddress:
-    """Where a PokéBench-ready Showdown server listens, and the secret that lets the harness register games."""
-
-    host: str
-    port: int
-    admin_token: str
-
-    @property
-    def websocket_url(self) -> str:
-        return f"ws://{self.host}:{self.port}/showdown/websocket"
-
-
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free on `host` right now."""
     with socket.socket() as sock:
@@ -245,8 +233,6 @@ class LocalShowdown:
         return self.address
 
     def _wait_until_ready(self) -> None:
-        from pokebench.showdown.admin import ping
-
         assert self.process is not None and self.address is not None
         deadline = time.monotonic() + self.startup_timeout
         last_error: Exception | None = None
@@ -287,8 +273,6 @@ class LocalShowdown:
 
     def _unanswered(self) -> bool:
         """True unless the server answers a ping now (another caller may have restarted it already)."""
-        from pokebench.showdown.admin import ping
-
         assert self.address is not None
         try:
             asyncio.run(ping(self.address, timeout=2.0))
@@ -344,8 +328,6 @@ class RemoteShowdown:
         self.restarts = 0
 
     def __enter__(self) -> "RemoteShowdown":
-        from pokebench.showdown.admin import ping
-
         try:
             asyncio.run(ping(self.address, timeout=5.0))
         except (OSError, asyncio.TimeoutError, ConnectionError) as err:

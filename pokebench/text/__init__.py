@@ -7,6 +7,7 @@ independent renderer), ``prompt`` (the messages), ``answers`` (reading the model
 """
 
 from pokebench.text.battle_text import BattleText, BattleTextError, render_battle
-from pokebench.text.prompt import system_prompt, first_message, later_message, reask_message, refusal_message, parse_answer, ParsedAnswer, LegalAction, legal_actions
+from pokebench.text.answers import parse_answer, ParsedAnswer
+from pokebench.text.prompt import system_prompt, first_message, later_message, reask_message, refusal_message, LegalAction, legal_actions
 
 __all__ = ["BattleText", "BattleTextError", "render_battle", "system_prompt", "first_message", "later_message", "reask_message", "refusal_message", "parse_answer", "ParsedAnswer", "LegalAction", "legal_actions"]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
-if TYPE_CHECKING:
-    from pokebench.text.prompt import LegalAction
+__all__ = ["ParsedAnswer", "parse_answer", "match_action", "Listed"]
 
-__all__ = ["ParsedAnswer", "parse_answer", "match_action"]
+
+class Listed(Protocol):
+    """What matching an answer needs of a listed legal action (:class:`pokebench.text.prompt.LegalAction`)."""
+
+    @property
+    def text(self) -> str: ...
 
 _NUMBER = re.compile(r"^[\[(<#]*(\d+)[\])>]*(?:[.):,\-]|\s|$)")
 #: Characters around the key word and the colon of an ACTION/REASON line: markdown emphasis, quotes, bullets.
@@ -69,7 +73,7 @@ def _normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text.rstrip(".")).lower()
 
 
-def match_action(answer: str | None, actions: Sequence[LegalAction]) -> tuple[int | None, str]:
+def match_action(answer: str | None, actions: Sequence[Listed]) -> tuple[int | None, str]:
     """The index of the action an ACTION value names, or None and the error the model gets.
 
     Accepted: the number of an action (``3``, ``3.``, ``[3]``, ``3. move Thunderbolt``), or its

@@ -27,7 +27,6 @@ from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.battle.pokemon_type import PokemonType
 
 from pokebench import paths
-from pokebench.text.answers import ParsedAnswer as ParsedAnswer, match_action as match_action, parse_answer as parse_answer
 from pokebench.text.protocol import key
 from pokebench.text.renderer import BattleText
 

@@ -29,7 +29,7 @@ from omegaconf import OmegaConf
 from pokebench import paths
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
 from pokebench.results.store import RunStore, run_stores
-from pokebench.text import prompt
+from pokebench.text import answers, prompt
 
 
 def _legal(message: str) -> list[prompt.LegalAction]:
@@ -72,10 +72,10 @@ def examples(run_dir: Path) -> Iterator[dict[str, Any]]:
         for i, message in enumerate(messages):
             if message.get("role") != "assistant" or message.get("tool_calls"):
                 continue
-            parsed = prompt.parse_answer(message.get("content"))
+            parsed = answers.parse_answer(message.get("content"))
             user = next(m["content"] for m in reversed(messages[:i]) if m.get("role") == "user")
             actions = _legal(user)
-            index, _problem = prompt.match_action(parsed.action, actions)
+            index, _problem = answers.match_action(parsed.action, actions)
             yield {"messages": messages[:i + 1], "game_id": data["game_id"], "player": player,
                    "side": data["side"], "outcome": outcome, "answer_index": i,
                    "action": actions[index].text if index is not None else None, "reason": parsed.reason,
@@ -106,10 +106,10 @@ async def relabel(items: list[dict[str, Any]], config: ModelConfig, concurrency:
         prefix = item["messages"][:-1]
         async with gate:
             completion = await client.complete(prefix)
-        parsed = prompt.parse_answer(completion.text)
+        parsed = answers.parse_answer(completion.text)
         user = next(m["content"] for m in reversed(prefix) if m.get("role") == "user")
         actions = _legal(user)
-        index, problem = prompt.match_action(parsed.action, actions)
+        index, problem = answers.match_action(parsed.action, actions)
         action = actions[index].text if index is not None else None
         item["teacher"] = {"model": config.model, "action": action, "reason": parsed.reason,
                            "legal": index is not None, "problem": None if index is not None else problem,

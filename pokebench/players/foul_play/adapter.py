@@ -55,7 +55,7 @@ from pokebench.player.bench_player import GameContext
 from pokebench.player.faults import HarnessFault
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
-from pokebench.showdown.server import ServerAddress
+from pokebench.showdown.address import ServerAddress
 from pokebench.util import usable_cpus
 from pokebench.players.foul_play.installation import (PINNED_COMMIT, check_engine, engine_version,
                                                        find_installation)
