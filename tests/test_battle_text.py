@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from pokebench.showdown.node import export_generated
-from pokebench.text import battle_text
+from pokebench.text import templates
 from pokebench.cli.replay import main
-from pokebench.text.battle_text import PLACEHOLDER, BattleText, format_percentage, load_templates, render_battle
+from pokebench.text.names import format_percentage
+from pokebench.text.renderer import BattleText, render_battle
+from pokebench.text.templates import PLACEHOLDER, load_templates
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 SHOWDOWN_PKG = REPO_DIR / "showdown-server" / "node_modules" / "pokemon-showdown"
@@ -238,7 +240,7 @@ def test_the_export_script_says_clearly_when_the_server_is_not_installed(tmp_pat
 
 
 def test_missing_templates_say_make_setup_and_start_no_node(tmp_path: Path) -> None:
-    with pytest.raises(battle_text.BattleTextError, match="make setup"):
+    with pytest.raises(templates.BattleTextError, match="make setup"):
         load_templates(tmp_path / "missing.json")
     assert not (tmp_path / "missing.json").exists()
 

@@ -482,14 +482,14 @@ def test_failed_publish_leaves_the_old_site_intact(tmp_path: Path, monkeypatch: 
 
 
 def test_missing_battle_text_templates_fail_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pokebench.text import battle_text
+    from pokebench.text import templates
 
     make_run(tmp_path / "runs", "good", players=BOTS, pairs=1)
 
     def missing(*args: Any) -> None:
-        raise battle_text.BattleTextError("The battle text templates are missing. Run `make setup` first.")
+        raise templates.BattleTextError("The battle text templates are missing. Run `make setup` first.")
 
-    monkeypatch.setattr(battle_text, "load_templates", missing)
+    monkeypatch.setattr(templates, "load_templates", missing)
     with pytest.raises(PublishError, match="make setup"):
         publish(["good"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]

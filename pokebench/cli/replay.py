@@ -12,7 +12,8 @@ from pathlib import Path
 
 from pokebench.paths import RUNS_DIR
 from pokebench.results.store import RunStore, run_stores
-from pokebench.text.battle_text import BattleTextError, render_battle
+from pokebench.text.renderer import render_battle
+from pokebench.text.templates import BattleTextError
 
 
 def _find_record(stores: list[Path], game_id: str) -> tuple[dict | None, list[str]]:

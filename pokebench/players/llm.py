@@ -48,7 +48,7 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, ForfeitBattleOrder
 
 from pokebench.text import answers, prompt
-from pokebench.text.battle_text import BattleText
+from pokebench.text.renderer import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.llm.client import ChatClient, Completion, ModelConfig
 from pokebench.llm.errors import ContextLengthExceeded

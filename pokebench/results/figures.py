@@ -10,7 +10,6 @@ column is shown on that player's page.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable
@@ -18,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from pokebench.results.loading import PublishError, RunData, check_publishable
+from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing
 from pokebench.results.ratings import INTERVAL_RULE, RANK_RULE, RatingsError, fit_ratings, head_to_head
 from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, Meta, PairRow,
                                       QualitySpreadRow, RatingRow, columns)
@@ -60,10 +59,6 @@ def register_table(name: str, make: Callable[[RunData, "Results"], "pd.DataFrame
     register_tables(one)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
-
-
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
     if name in df.columns:
         return pd.to_numeric(df[name], errors="coerce")
@@ -71,16 +66,16 @@ def _col(df: pd.DataFrame, name: str) -> pd.Series:
 
 
 def _flag(df: pd.DataFrame, name: str) -> pd.Series | None:
-    if name not in df.columns or df[name].map(_missing).all():
+    if name not in df.columns or df[name].map(is_missing).all():
         return None
-    return df[name].map(lambda v: bool(v) if not _missing(v) else False)
+    return df[name].map(lambda v: bool(v) if not is_missing(v) else False)
 
 
 def _decision_count(rows: pd.DataFrame, key: str) -> int:
     """Decisions among a player's answer rows: distinct (game, side, decision number); a re-ask keeps its
     decision's number. Rows without decision numbers count one decision each."""
     cols = [c for c in (key, "side", "decision") if c in rows.columns]
-    if "decision" not in cols or rows["decision"].map(_missing).any():
+    if "decision" not in cols or rows["decision"].map(is_missing).any():
         return len(rows)
     return len(rows.drop_duplicates(cols))
 
@@ -142,7 +137,7 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
                 continue
             cost, all_out = _col(rows, "cost_usd"), _col(rows, "output_tokens")  # refiner calls are spend too
             if "kind" in rows.columns:  # ...but only answers are decisions (not a refinement or a consultation)
-                rows = rows[rows["kind"].map(_missing)]
+                rows = rows[rows["kind"].map(is_missing)]
             out.loc[player, "answers"] = len(rows)
             if cost.notna().any() and not (cost.isna() & all_out.notna()).any():
                 out.loc[player, "cost_total"] = cost.sum()  # an answer with usage but no price: unknown

@@ -27,7 +27,7 @@ from pokebench.results.schema import DecisionRow, GameRow, RunInfo, columns
 from pokebench.results.store import RunStore, StoreError, run_stores
 
 __all__ = ["PublishError", "RunData", "load_runs", "check_publishable", "game_uid", "safe_name", "to_utc_z",
-           "decision_row", "partial_reasons"]
+           "decision_row", "partial_reasons", "is_missing"]
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 SHARD_FILE = re.compile(r"shard-(\d+)-of-(\d+)\.sqlite$")
@@ -59,8 +59,9 @@ def game_uid(row: dict[str, Any], record: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+def is_missing(value: Any) -> bool:
+    """Whether a cell holds no value: None, NaN or pandas' NA."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 
 
 def decision_row(entry: dict[str, Any], uid: str, game_id: str, run: str) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def decision_row(entry: dict[str, Any], uid: str, game_id: str, run: str) -> dic
     row: dict[str, Any] = {"uid": uid, "game_id": game_id, "run": run}
     for col in DECISION_FIXED:
         value = entry.get(col)
-        row[col] = None if _missing(value) else value
+        row[col] = None if is_missing(value) else value
     rest = {k: v for k, v in entry.items() if k not in DECISION_FIXED and k not in ("game_id", "run")}
     row["extra"] = json.dumps(rest, sort_keys=True, ensure_ascii=False, default=str)
     return row
@@ -236,7 +237,7 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
             dec = store.decisions()
             entries = cast(list[dict[str, Any]], dec.to_dict("records")) if not dec.empty else []
             for entry in entries:
-                entry = {k: v for k, v in entry.items() if not _missing(v)}  # a field other answers have
+                entry = {k: v for k, v in entry.items() if not is_missing(v)}  # a field other answers have
                 by_game.setdefault(entry["game_id"], []).append(entry)
             for row in cast(list[dict[str, Any]], table.to_dict("records")):
                 record = store.record(row["game_id"])

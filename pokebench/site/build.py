@@ -63,11 +63,11 @@ class SiteError(RuntimeError):
 
 def check_site_inputs() -> None:
     """Fail early when the replays' text view cannot be rendered (Showdown's text templates missing)."""
-    from pokebench.text import battle_text
+    from pokebench.text import templates
 
     try:
-        battle_text.load_templates()
-    except battle_text.BattleTextError as err:
+        templates.load_templates()
+    except templates.BattleTextError as err:
         raise SiteError(str(err)) from None
 
 

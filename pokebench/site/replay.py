@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Iterable
+
+from pokebench.results.loading import is_missing
 
 __all__ = ["split_turns", "text_turns", "viewer_log", "script_text", "team_sheet", "answers_by_turn",
            "quality_by_turn"]
@@ -30,7 +31,7 @@ def split_turns(lines: Iterable[str]) -> list[tuple[int, list[str]]]:
 
 def text_turns(log: list[str]) -> list[tuple[int, list[str]]]:
     """A game's battle log in Showdown's words (spectator's view), split into turns."""
-    from pokebench.text.battle_text import render_battle
+    from pokebench.text.renderer import render_battle
 
     return split_turns(render_battle(log, perspective=None))
 
@@ -76,13 +77,9 @@ def team_sheet(team: list[dict[str, Any]] | None) -> list[str]:
     return sheets
 
 
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
 def _under_turn(turn: Any, known: list[int]) -> int:
     """The last text turn at or before `turn`."""
-    t = 0 if _missing(turn) else int(turn)
+    t = 0 if is_missing(turn) else int(turn)
     return max([k for k in known if k <= t], default=known[0])
 
 
@@ -100,13 +97,13 @@ def answers_by_turn(rows: list[dict[str, Any]], turns: list[int],
     ``engine``: the engine's view of its decision (`quality`, by side and decision number) when scored."""
     known = turns or [0]
     out: dict[int, list[dict[str, Any]]] = {}
-    for row in sorted(rows, key=lambda r: (0 if _missing(r.get("turn")) else int(r["turn"]), str(r.get("side")),
+    for row in sorted(rows, key=lambda r: (0 if is_missing(r.get("turn")) else int(r["turn"]), str(r.get("side")),
                                            int(r.get("idx") or 0))):
-        if not _missing(row.get("kind")):  # a refinement or a consultation, not an answer of this turn
+        if not is_missing(row.get("kind")):  # a refinement or a consultation, not an answer of this turn
             continue
         extra = row.get("extra")
         row = dict(row, extra=json.loads(extra) if isinstance(extra, str) and extra else {})
-        decision = None if _missing(row.get("decision")) else (str(row.get("side")), int(row["decision"]))
+        decision = None if is_missing(row.get("decision")) else (str(row.get("side")), int(row["decision"]))
         engine = (quality or {}).get(decision) if decision else None
         # the same decision when its turn agrees (a player that skipped a request would shift the numbers)
         row["engine"] = engine if engine is not None and int(engine["turn"]) == int(row.get("turn") or -1) else None

@@ -2,11 +2,11 @@
 
 ``protocol`` (protocol lines and tables), ``templates`` (Showdown's text templates), ``names`` (how
 Pokémon, players and HP are named), ``renderer`` (:class:`BattleText`) and ``effects`` (the words of
-effects), ``battle_text`` (their public names together), ``differential`` (the comparison with an
-independent renderer), ``prompt`` (the messages), ``answers`` (reading the model's answers).
+effects), ``differential`` (the comparison with an independent renderer), ``prompt`` (the messages), ``answers`` (reading the model's answers).
 """
 
-from pokebench.text.battle_text import BattleText, BattleTextError, render_battle
+from pokebench.text.renderer import BattleText, render_battle
+from pokebench.text.templates import BattleTextError
 from pokebench.text.answers import parse_answer, ParsedAnswer
 from pokebench.text.prompt import system_prompt, first_message, later_message, reask_message, refusal_message, LegalAction, legal_actions
 

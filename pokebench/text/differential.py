@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from pokebench.text.battle_text import BattleText
+from pokebench.text.renderer import BattleText
 
 __all__ = ["Difference", "GameComparison", "Kept", "KEPT", "compare_game", "compare_lines", "summarize",
            "normalize_oracle", "normalize_ours"]
