@@ -21,7 +21,7 @@ from typing import Callable
 import pytest
 
 from support.games import REPO_DIR
-from support.processes import is_gone, server_process, simulator_processes, wait_for
+from support.processes import is_gone, server_process, simulator_processes, started, wait_for
 from pokebench.play.schedule import build_schedule
 from pokebench.results.store import MIGRATIONS, RunStore
 
@@ -43,17 +43,12 @@ def planned_ids(name: str, pairs: int, matchups: list[tuple[str, str]]) -> list[
 def _fault_mid_run(tmp_path: Path, name: str, inject: Callable[[int], int], *overrides: str) -> tuple[str, int]:
     """Start a slow run, inject a fault once its 4 games are in flight; return (output, the process hit)."""
     args = pokebench_args(*SLOW_RUN, "pairs=2", "concurrency=4", f"name={name}", *overrides)
-    proc = subprocess.Popen(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
+    with started(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
         # the store is made once the server has said it knows the format, just before the first game
         wait_for(lambda: (tmp_path / "runs" / name / "store.sqlite").exists(), 90, "the run's first games")
         time.sleep(2)  # SlowBot takes 0.2 s per decision: the four games are in flight now
         victim = inject(proc.pid)
         output, _ = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, output[-3000:]
     return output, victim
 
@@ -251,15 +246,10 @@ def _fill(folder: Path) -> None:
 
 def test_a_full_disk_mid_run_is_one_message_its_own_exit_code_and_the_resume_command(tmp_path, small_disk):
     args = pokebench_args(*SLOW_RUN, "pairs=2", "concurrency=2", "name=full")
-    proc = subprocess.Popen(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with started(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         wait_for(lambda: (small_disk / "full" / "store.sqlite").exists(), 90, "the run's store")
         _fill(small_disk)
         _, stderr = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 5, stderr[-3000:]
     assert "Could not write to the run store" in stderr and "full" in stderr
     assert "To resume: python -m pokebench" in stderr and "Traceback" not in stderr, stderr[-3000:]

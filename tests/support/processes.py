@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator, Sequence
+
+
+@contextlib.contextmanager
+def started(args: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[str]]:
+    """``subprocess.Popen(args, text=True, **popen)``; killed and reaped on the way out if it still runs."""
+    proc = subprocess.Popen(args, text=True, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def wait_for(condition: Callable[[], object], timeout: float, what: str) -> object:
