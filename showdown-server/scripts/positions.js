@@ -22,15 +22,10 @@
 const path = require('path');
 const readline = require('readline');
 
+const {loadSim} = require('./load_sim');
+
 const pkgDir = path.resolve(process.argv[2] || '');
-let sim;
-try {
-	sim = require(path.join(pkgDir, 'dist', 'sim'));
-} catch (err) {
-	console.error(`positions.js: the Pokémon Showdown server is not installed in ${pkgDir} (${err.message}).\n` +
-		'Install it first: `make setup` (or `pokebench-server install`).');
-	process.exit(1);
-}
+const sim = loadSim('positions.js', pkgDir);
 const {extractChannelMessages} = require(path.join(pkgDir, 'dist', 'sim', 'battle'));
 
 /** The plain (JSON) fields of an effect state: numbers, strings, booleans; effects and Pokémon by id. */

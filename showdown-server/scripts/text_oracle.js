@@ -20,6 +20,7 @@
 
 const path = require('path');
 const readline = require('readline');
+const {loadSim} = require('./load_sim');
 
 const [pkgDir, oracleDir] = [path.resolve(process.argv[2] || ''), path.resolve(process.argv[3] || '')];
 function need(name) {
@@ -36,14 +37,7 @@ const {LogFormatter} = need('@pkmn/view');
 const {Battle} = need('@pkmn/client');
 const {Generations} = need('@pkmn/data');
 const {Dex} = need('@pkmn/dex');
-let sim;
-try {
-	sim = require(path.join(pkgDir, 'dist', 'sim'));
-} catch (err) {
-	console.error(`text_oracle.js: the Pokémon Showdown server is not installed in ${pkgDir} (${err.message}).\n` +
-		'Install it first: `make setup` (or `pokebench-server install`).');
-	process.exit(1);
-}
+const sim = loadSim('text_oracle.js', pkgDir);
 const gens = new Generations(Dex);
 
 /** The messages each side receives when the input log is played again. */
