@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from pokebench.analysis.quality import read_quality
+from pokebench.analysis.quality import bootstrap_means, read_quality
 from pokebench.analysis.settings import Settings
 from pokebench.paths import RUNS_DIR
 from pokebench.results.loading import load_runs
@@ -121,8 +121,7 @@ def sample_efficiency(games: pd.DataFrame, quality: pd.DataFrame, anchor: str, r
         pools = [sums.xs(player, level="player").to_numpy(float) for player in (weaker, stronger)]
         for n in GAME_COUNTS:
             picks = rng.integers(0, len(between), size=(resamples, n))
-            any_means = [pool[rng.integers(0, len(pool), size=(resamples, n))].sum(axis=1) for pool in pools]
-            any_means = [t[:, 0] / np.maximum(t[:, 1], 1) for t in any_means]
+            any_means = [bootstrap_means(pool[:, 0], pool[:, 1], resamples, rng, size=n) for pool in pools]
             row[f"ra@{n}"] = round(float(np.mean(any_means[1] < any_means[0])), 3)
             s = score[picks].mean(axis=1)
             win_loss = np.mean(np.where(s == 0.5, 0.5, s > 0.5))

@@ -27,7 +27,7 @@ from pokebench.analysis.settings import Settings, engine_version
 from pokebench.results.schema import DecisionQualityRow, QualitySpreadRow, columns
 
 __all__ = ["BLUNDER_THRESHOLD", "QUALITY_COLUMNS", "SPREAD_COLUMNS", "quality_rows", "spread_rows",
-           "quality_figures", "read_quality", "FIGURE_COLUMNS"]
+           "quality_figures", "read_quality", "bootstrap_means", "FIGURE_COLUMNS"]
 
 #: A regret at least this large (a fifth of a win of expected score) is a blunder.
 BLUNDER_THRESHOLD = 0.2
@@ -104,15 +104,21 @@ def read_quality(run_dirs: Sequence[Path], uids: Iterable[str], settings: Settin
     return quality_rows(unique.values()), spread_rows(list(unique.values()))
 
 
+def bootstrap_means(sums: np.ndarray, counts: np.ndarray, n_bootstrap: int, rng: np.random.Generator,
+                    size: int | None = None) -> np.ndarray:
+    """The mean over decisions of each of `n_bootstrap` resamples of `size` whole games (default: as many as
+    there are), game i having `sums[i]` over `counts[i]` decisions."""
+    picks = rng.integers(0, len(sums), size=(n_bootstrap, len(sums) if size is None else size))
+    return sums[picks].sum(axis=1) / np.maximum(1, counts[picks].sum(axis=1))
+
+
 def _bootstrap_mean(by_game: list[np.ndarray], n_bootstrap: int, seed: int, level: float) -> tuple[float, float]:
     """Percentile interval of the mean over decisions, resampling whole games."""
     if n_bootstrap <= 0 or len(by_game) < 2:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
     sums = np.array([g.sum() for g in by_game])
     counts = np.array([len(g) for g in by_game])
-    picks = rng.integers(0, len(by_game), size=(n_bootstrap, len(by_game)))
-    means = sums[picks].sum(axis=1) / np.maximum(1, counts[picks].sum(axis=1))
+    means = bootstrap_means(sums, counts, n_bootstrap, np.random.default_rng(seed))
     tail = (1 - level) / 2 * 100
     return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
 
