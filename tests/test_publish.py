@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pokebench.results import publish as pub
+from pokebench.cli.publish import main as publish_main
 from pokebench.publish import publish
 from pokebench.results import PublishError, load_results
-from pokebench.results.figures import per_player_figures
+from pokebench.results.figures import FIGURE_COLUMNS, per_player_figures
 from pokebench.play.schedule import build_schedule
 from pokebench.results.schema import SCHEMA_VERSION, DecisionRow, TABLES, columns, columns_markdown
 from pokebench.results.store import RunStore
@@ -47,7 +47,7 @@ def test_publish_writes_csvs_and_input_logs(runs: Path, tmp_path: Path) -> None:
     assert out == tmp_path / "site"
 
     ratings = pd.read_csv(out / "ratings.csv")
-    for col in ("rank", "player", "elo", "ci_low", "ci_high", "games", "wins", "ties", "losses", *pub.FIGURE_COLUMNS):
+    for col in ("rank", "player", "elo", "ci_low", "ci_high", "games", "wins", "ties", "losses", *FIGURE_COLUMNS):
         assert col in ratings.columns
     assert set(ratings["player"]) == {*BOTS, "llm-a"}
     assert list(ratings["rank"]) == [1, 2, 3, 4] and ratings["elo"].is_monotonic_decreasing
@@ -58,7 +58,7 @@ def test_publish_writes_csvs_and_input_logs(runs: Path, tmp_path: Path) -> None:
     assert ratings.set_index("player")["games"].to_dict() == {p: 12 for p in [*BOTS, "llm-a"]}
     # LLM figures only for the LLM player
     bots = ratings[ratings["player"].isin(BOTS)]
-    assert bots[list(pub.FIGURE_COLUMNS)].isna().all().all()
+    assert bots[list(FIGURE_COLUMNS)].isna().all().all()
     assert ratings.set_index("player").loc["llm-a", "answers"] > 0
 
     games = pd.read_csv(out / "games.csv")
@@ -184,7 +184,7 @@ def test_per_player_figures_follow_the_method() -> None:
     assert fig.loc["llm", "seconds_per_decision"] == pytest.approx(2.0)
     assert fig.loc["llm", "reask_rate"] == pytest.approx(1 / 4)
     assert fig.loc["llm", "random_pick_rate"] == pytest.approx(1 / 3)  # of 3 decisions (4 answers)
-    assert fig.loc["bot", list(pub.FIGURE_COLUMNS)].isna().all()
+    assert fig.loc["bot", list(FIGURE_COLUMNS)].isna().all()
     # every answer names no legal action: 3 answers then a random pick, for each of 2 decisions
     empty = pd.DataFrame([dict(game_id="g1", player="llm", side="p1", decision=d, reask=a > 0, random_pick=a == 2)
                           for d in (1, 2) for a in range(3)])
@@ -194,7 +194,7 @@ def test_per_player_figures_follow_the_method() -> None:
     sparse = per_player_figures(games, dec[["game_id", "player", "output_tokens"]]).set_index("player")
     assert sparse.loc["llm", "output_tokens_per_decision"] == pytest.approx(100)
     assert sparse.loc["llm", ["cost_per_game", "seconds_per_decision", "reask_rate", "random_pick_rate"]].isna().all()
-    assert per_player_figures(games, pd.DataFrame())[list(pub.FIGURE_COLUMNS)].isna().all().all()
+    assert per_player_figures(games, pd.DataFrame())[list(FIGURE_COLUMNS)].isna().all().all()
 
 
 # ---- merging runs -----------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def test_bad_input_gives_a_clear_message(tmp_path: Path, capsys: pytest.CaptureF
     bad_runs(runs)
     monkeypatch.chdir(tmp_path)
     out_args = ["--out", str(tmp_path / "site")] if len(names) > 1 and "no-anchor" not in names else []
-    code = pub.main([*names, "--runs-dir", str(runs), "--bootstrap", "5", *out_args])
+    code = publish_main([*names, "--runs-dir", str(runs), "--bootstrap", "5", *out_args])
     err = capsys.readouterr().err
     assert code == 2
     assert message in err, err
