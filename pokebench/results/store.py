@@ -178,14 +178,25 @@ def _check_contents(path: Path) -> None:
 
 
 def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """The dotted keys whose values differ (a whole top-level key when its shape changed)."""
-    if isinstance(old, dict) and isinstance(new, dict) and prefix:
-        return [k for key in set(old) | set(new)
-                for k in _changed_keys(old.get(key), new.get(key), f"{prefix}.{key}")]
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [k for key in set(old) | set(new) if old.get(key) != new.get(key)
-                for k in (_changed_keys(old.get(key), new.get(key), key) if key == "players" else [key])]
-    return [] if old == new else [prefix]
+    """The dotted keys whose stored text differs (under ``players`` key by key; elsewhere the top-level key).
+
+    A key that one config has and the other lacks is named so, even when its value is null (a setting that
+    became operational, say, and left the identity); 1 and 1.0 differ, as their stored texts do.
+    """
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return [] if json.dumps(old, sort_keys=True) == json.dumps(new, sort_keys=True) else [prefix]
+    changed = []
+    for key in set(old) | set(new):
+        name = f"{prefix}.{key}" if prefix else key
+        if key not in new:
+            changed.append(f"{name} (not in this config)")
+        elif key not in old:
+            changed.append(f"{name} (not in the stored config)")
+        elif prefix or key == "players":
+            changed += _changed_keys(old[key], new[key], name)
+        elif json.dumps(old[key], sort_keys=True) != json.dumps(new[key], sort_keys=True):
+            changed.append(name)
+    return changed
 
 
 class RunStore:
