@@ -12,7 +12,7 @@ ENGINE_STAMP := $(VENV)/.poke-engine-installed
 ENGINE_INSTALL := $(PY) -m pip install --quiet --force-reinstall --no-binary poke-engine poke-engine==0.0.48 \
 	--config-settings="build-args=--features poke-engine/terastallization --no-default-features"
 
-.PHONY: setup run test test-fast test-slurm test-ray lint bench clean-runs
+.PHONY: setup run test test-fast test-quick test-slurm test-ray lint bench clean-runs
 
 setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP) $(ENGINE_STAMP)
 
@@ -58,6 +58,10 @@ test: setup
 # the quick loop: everything but the tests marked slow
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow"
+
+# the lane without the server: no Node.js, no npm, no set-up beyond the venv (the tests marked server need them)
+test-quick: $(VENV)/.installed
+	$(PY) -m pytest -q -m "not server and not slow"
 
 # SLURM for real: a one-node cluster in a loopback-only network namespace (root, apt-get; skipped elsewhere)
 test-slurm: setup

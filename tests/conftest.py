@@ -1,10 +1,21 @@
-"""Shared fixtures: one real pinned Showdown server for the test session (helpers are in tests/support/)."""
+"""Shared fixtures: one real pinned Showdown server for the test session (helpers are in tests/support/).
+
+Tests in lanes: a test that needs the server set up (``make setup``) is marked ``server``: every test using
+the ``showdown`` fixture, marked here, and the modules that start it (or node) themselves, marked in the
+module. ``make test-quick`` runs the rest (``-m "not server and not slow"``) on a clone without set-up.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from pokebench.showdown.server import LocalShowdown
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "showdown" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.server)
 
 
 @pytest.fixture(scope="session")
