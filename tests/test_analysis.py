@@ -29,6 +29,8 @@ from pokebench.engine.state import build_state  # noqa: E402
 from pokebench.results.store import RunStore  # noqa: E402
 from pokebench.publish import publish  # noqa: E402
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 #: Small searches: the test checks behaviour, not the published settings.
 SETTINGS = Settings(iterations=300, samples=2)
 

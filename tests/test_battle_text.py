@@ -17,6 +17,8 @@ from pokebench.text.names import format_percentage
 from pokebench.text.renderer import BattleText, render_battle
 from pokebench.text.templates import PLACEHOLDER, load_templates
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 REPO_DIR = Path(__file__).resolve().parent.parent
 SHOWDOWN_PKG = REPO_DIR / "showdown-server" / "node_modules" / "pokemon-showdown"
 needs_showdown = pytest.mark.skipif(shutil.which("node") is None or not (SHOWDOWN_PKG / "dist").is_dir(),

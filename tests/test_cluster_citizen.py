@@ -18,6 +18,8 @@ from pokebench.play.schedule import build_schedule
 from pokebench.showdown.server import LocalShowdown
 from pokebench.showdown.state import new_server_root
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 #: The system calls that create, change or remove a file.
 WRITE_CALLS = "openat,open,creat,rename,renameat,renameat2,mkdir,mkdirat,unlink,unlinkat,symlink,symlinkat,link"
 

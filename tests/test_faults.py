@@ -244,6 +244,7 @@ def _fill(folder: Path) -> None:
             pass
 
 
+@pytest.mark.server
 def test_a_full_disk_mid_run_is_one_message_its_own_exit_code_and_the_resume_command(tmp_path, small_disk):
     args = pokebench_args(*SLOW_RUN, "pairs=2", "concurrency=2", "name=full")
     with started(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:

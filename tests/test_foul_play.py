@@ -37,6 +37,8 @@ from pokebench.players.foul_play.installation import main as installation_main
 from pokebench.players.foul_play.launcher import LOGIN_URL
 from pokebench.players.foul_play.sets import ensure_sets, generate
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 STANDIN = Path(__file__).parent / "support" / "foul_play_standin.py"
 LAUNCHER = REPO_DIR / "pokebench" / "players" / "foul_play" / "launcher.py"
 

@@ -14,6 +14,8 @@ import pytest
 
 from support.games import REPO_DIR
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 
 def test_every_subpackage_is_in_the_wheels_package_list() -> None:
     listed = set(tomllib.loads((REPO_DIR / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])

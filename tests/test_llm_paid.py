@@ -271,6 +271,7 @@ def test_a_refused_key_stops_before_the_first_game(tmp_path, api):
     no_secret_in(tmp_path)
 
 
+@pytest.mark.server
 def test_a_key_refused_mid_run_stops_the_run_at_once_with_the_resume_command(tmp_path, api):
     api.policy = lambda request: hashed_policy(request) if request.index < 4 else Reply(status=401, error="revoked")
     proc = run_cli(tmp_path, api)
@@ -285,6 +286,7 @@ def test_a_key_refused_mid_run_stops_the_run_at_once_with_the_resume_command(tmp
     no_secret_in(tmp_path)
 
 
+@pytest.mark.server
 def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(tmp_path, api):
     prices = ["players.local.model.prices.input=3", "players.local.model.prices.cached_input=0.3",
               "players.local.model.prices.output=15"]

@@ -25,6 +25,8 @@ from pokebench.play.schedule import build_schedule
 from pokebench.results.store import RunStore
 from test_llm_units import FIRST_HEADERS, LATER_HEADERS, check_structure
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 SECRET = "fake-api-key-NEVER-STORED-42"
 PRICES = {"input": 3.0, "cached_input": 0.3, "output": 15.0}
 

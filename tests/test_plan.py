@@ -92,6 +92,7 @@ def test_a_store_bound_by_an_older_pokebench_is_rebound_to_the_same_config(tmp_p
             store.bind_config(plan_run(config("+run=bots-smoke", "seed_text=x"), "bots-smoke").fingerprint, "bots-smoke")
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(("battle_format", "message"), [
     ("gen1ou", "format=gen1ou ([Gen 1] OU) is not a random-team singles format"),
     ("gen9randombatle", "format=gen9randombatle is not a format of the pinned Showdown server (0.11.11). "
@@ -105,6 +106,7 @@ def test_a_format_the_pinned_server_cannot_play_is_refused_before_any_game(tmp_p
     assert not list(tmp_path.rglob("store.sqlite"))
 
 
+@pytest.mark.server  # the search bot and the ladder read the set table set-up exports
 @pytest.mark.parametrize("run", ["bots-smoke", "bots-calibration", "bots-search", "ladder"])
 def test_the_shipped_bot_runs_plan_with_every_player_loadable(run: str) -> None:
     plan = plan_run(config(f"+run={run}"), run)

@@ -21,6 +21,8 @@ from poke_env.battle import Battle
 from pokebench.text import prompt
 from pokebench.text.renderer import BattleText
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 DATA = Path(__file__).resolve().parent / "data"
 USER = "gpt5mini0100001a1"
 

@@ -28,6 +28,8 @@ from pokebench.results.store import RunStore
 
 from support.synthetic_runs import BOTS, ENV_SECRET, REPO, SECRET, make_run
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 
 @pytest.fixture
 def runs(tmp_path: Path) -> Path:

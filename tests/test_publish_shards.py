@@ -13,10 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pokebench.publish import publishing
 
 from support.processes import wait_for
 from support.synthetic_runs import BOTS, make_run
+
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
 
 def _publish(runs: Path, out: Path) -> subprocess.Popen[str]:

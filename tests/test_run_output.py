@@ -18,6 +18,8 @@ from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy
 
 from support.games import REPO_DIR
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 SECRET = "fake-api-key-NEVER-STORED-23"
 INTERVAL = r"-?\d+ to -?\d+"
 

@@ -18,6 +18,8 @@ from support.published import assert_same_games
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.results.store import RunStore
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 SMOKE_PLAYERS = ["random", "max-damage", "heuristic"]
 
 

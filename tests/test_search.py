@@ -22,6 +22,8 @@ from pokebench.engine.position import FieldSpec, MonSpec, MoveSlot, Position, Si
 from pokebench.engine.sets import SetTable
 from pokebench.play.schedule import build_schedule
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 try:
     ENGINE, WHY_NOT = check_engine(), ""
 except EngineUnavailable as err:

@@ -16,6 +16,8 @@ from pokebench.player.seats import showdown_username
 from pokebench.showdown.server import LocalShowdown
 from support.processes import descendants
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 PLANTED = {"OPENAI_API_KEY": "fake-planted-openai-key-0123", "ANTHROPIC_API_KEY": "fake-planted-anthropic-key-0123",
            "POKEBENCH_API_KEY": "planted-pokebench-key-42", "AWS_SECRET_ACCESS_KEY": "planted/aws/secret"}
 

@@ -101,6 +101,7 @@ def test_a_pair_budget_stops_it_and_says_so(tmp_path: Path) -> None:
     assert why == "pair budget spent: 20 of 20 pairs played" and len(specs) == 40
 
 
+@pytest.mark.server
 def test_a_real_sequential_run_records_why_it_stopped_and_repeats(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "publish=false", "sequential.target_width=1500",

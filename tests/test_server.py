@@ -23,6 +23,8 @@ from pokebench.showdown.address import ServerAddress
 from pokebench.showdown.server import LocalShowdown, ServerError, check_installation
 from pokebench.showdown.admin import AdminClient, AdminError
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 
 def species(team: list[dict]) -> list[str]:
     return [mon["species"] for mon in team]

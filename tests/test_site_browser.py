@@ -25,9 +25,9 @@ from support.synthetic_runs import BOTS, EVIL_NICK, make_run
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p and Path(p).exists()), None)
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.server, pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `apt-get install -y chromium` (Debian/Ubuntu) to run "
-                             "the browser tests")
+                             "the browser tests")]
 
 #: Stands in for Showdown's replay-embed.js: reads the log block the way the viewer does
 #: (text, `\/` back to `/`) and draws markup from it, with the DOM (text, never HTML).

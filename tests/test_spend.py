@@ -21,6 +21,8 @@ from support.llm import reset_api
 from support.processes import wait_for
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 SECRET = "fake-api-key-NEVER-STORED-19"
 
 

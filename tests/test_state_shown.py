@@ -12,8 +12,8 @@ import pytest
 from support.recorded import at_turn, messages, section
 from pokebench import paths
 
-pytestmark = pytest.mark.skipif(not (paths.text_oracle_dir() / "node_modules" / "@pkmn" / "view").is_dir(),
-                                reason="the replay needs the pinned simulator and the oracle's packages: run `make setup`")
+pytestmark = [pytest.mark.server, pytest.mark.skipif(not (paths.text_oracle_dir() / "node_modules" / "@pkmn" / "view").is_dir(),
+                                reason="the replay needs the pinned simulator and the oracle's packages: run `make setup`")]
 
 
 def opponent(message: str) -> str:

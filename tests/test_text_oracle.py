@@ -23,6 +23,8 @@ from pokebench.text.differential import (KEPT, compare_game, compare_lines, norm
                                         normalize_ours, summarize)
 from pokebench.text.renderer import BattleText
 
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
 CORPUS = json.loads((REPO_DIR / "tests" / "data" / "text-corpus.json").read_text())
 MATCHUPS = [("random", "max-damage"), ("random", "heuristic"), ("max-damage", "heuristic")]
 needs_oracle = pytest.mark.skipif(not (paths.text_oracle_dir() / "node_modules" / "@pkmn" / "view").is_dir(),
