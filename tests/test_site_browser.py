@@ -50,11 +50,11 @@ STAND_IN = r"""
 """
 
 
-def dump_dom(page: Path, profile: Path, fragment: str = "", offline: bool = False) -> str:
-    """The DOM of a page after Chromium loaded it and ran its scripts."""
+def dump_dom(page: Path, profile: Path, fragment: str = "", offline: bool = False, width: int = 1400) -> str:
+    """The DOM of a page after Chromium loaded it (in a window `width` pixels wide) and ran its scripts."""
     args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
-            f"--user-data-dir={profile}"]
+            f"--user-data-dir={profile}", f"--window-size={width},1000", "--hide-scrollbars"]
     if offline:  # no name resolves: Showdown's client site is out of reach, as with no network
         args.append("--host-resolver-rules=MAP * ~NOTFOUND")
     proc = subprocess.run([*args, "--dump-dom", page.resolve().as_uri() + fragment], capture_output=True, text=True,
@@ -62,6 +62,16 @@ def dump_dom(page: Path, profile: Path, fragment: str = "", offline: bool = Fals
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "<body" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
+
+
+def probe(page: Path, profile: Path, script: str, **how: object) -> str:
+    """The DOM after `script` ran at the end of `page` (a copy beside it, removed afterwards)."""
+    copy = page.with_name(f"probe-{page.name}")
+    copy.write_text(page.read_text().replace("</body>", f"<script>{script}</script></body>"))
+    try:
+        return dump_dom(copy, profile, **how)  # type: ignore[arg-type]
+    finally:
+        copy.unlink()
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +114,40 @@ def test_leaderboard_shows_every_player(site: Path, tmp_path: Path) -> None:
         assert cells[0] == str(rank) and cells[1] == str(rank_ub) and f">{player}</a>" in cells[2]
     assert set(ratings["player"]) == {*BOTS, "llm-a"}
     assert "ratings.svg" in dom and 'class="h2h"' in dom and 'class="pairs"' in dom
+
+
+def test_leaderboard_fits_1400_px_with_the_fit_against_observed(site: Path, tmp_path: Path) -> None:
+    measure = ("var w = window.innerWidth; document.body.setAttribute('data-overflow', Array.prototype.filter.call("
+               "document.querySelectorAll('table.leaderboard th'), function (th) {"
+               " return th.getBoundingClientRect().right > w; }).map(function (th) { return th.textContent; }).join('|'));"
+               "document.body.setAttribute('data-width', w);")
+    dom = probe(site / "index.html", tmp_path / "profile", measure)
+    assert 'data-width="1400"' in dom and 'data-overflow=""' in dom, re.search(r'data-overflow="[^"]*"', dom)
+    board = dom.split('class="leaderboard"')[1].split("</table>")[0]
+    assert "Re-ask rate" in board and "Random-pick rate" in board
+    # a bot's model columns folded into one cell; the LLM's figures in theirs
+    rows = dict(re.findall(r'>([a-z-]+)</a>.*?</td>(.*?)</tr>', board.split("<tbody>")[1], re.S))
+    assert set(rows) == {*BOTS, "llm-a"}
+    for bot in BOTS:
+        assert 'colspan="4">no model answers</td>' in rows[bot]
+    ratings = pd.read_csv(site / "ratings.csv").set_index("player")
+    reask, random_pick = ratings.loc["llm-a", ["reask_rate", "random_pick_rate"]]
+    assert f'<td class="num">{100 * reask:.1f}%</td><td class="num">{100 * random_pick:.1f}%</td>' in rows["llm-a"]
+    assert reask > 0 and "no model answers" not in rows["llm-a"]
+    # predicted against observed: P(A beats B) from ratings.csv's Elos, observed from h2h.csv
+    h2h = pd.read_csv(site / "h2h.csv")
+    fit = dom.split('class="fit"')[1].split("</table>")[0]
+    found = re.findall(r'>([a-z-]+)</a></td><td><a[^>]*>([a-z-]+)</a></td><td class="num">(\d+)</td>\s*'
+                       r'<td class="num">[\d/]+</td><td class="num">([\d.]+)%</td>\s*<td class="num">([\d.]+)%</td>', fit)
+    assert len(found) == len(h2h) // 2 == 6
+    for a, b, games, observed, predicted in found:
+        assert ratings.loc[a, "elo"] >= ratings.loc[b, "elo"]
+        p = 1 / (1 + 10 ** ((ratings.loc[b, "elo"] - ratings.loc[a, "elo"]) / 400))
+        assert float(predicted) == pytest.approx(100 * p, abs=0.051)
+        met = h2h[(h2h["player"] == a) & (h2h["opponent"] == b)].iloc[0]
+        assert int(games) == met["games"] and float(observed) == pytest.approx(100 * met["win_rate"], abs=0.051)
+    matrix = dom.split('class="h2h predicted"')[1].split("</table>")[0]
+    assert len(re.findall(r'title="P\(', matrix)) == 4 * 3
 
 
 def test_replay_text_view_with_no_network(site: Path, tmp_path: Path) -> None:
@@ -156,19 +200,13 @@ def test_replay_loads_the_viewer_markup_when_its_script_is_there(site: Path, tmp
 
 
 def test_games_table_sorts_and_filters(site: Path, tmp_path: Path) -> None:
-    page = site / "games.html"
-    probe = site / "games-probe.html"
-    click = ("<script>var th = document.querySelector('th[data-key=turns]'); th.click();"
+    click = ("var th = document.querySelector('th[data-key=turns]'); th.click();"
              "document.body.setAttribute('data-first', Array.prototype.map.call("
              "document.querySelectorAll('table.games tbody'), function (b) { return b.rows[0].getAttribute("
              "'data-turns'); }).join(','));"
              "th.click(); var input = document.querySelector('input.filter'); input.value = 'heuristic-vs-llm';"
-             "input.dispatchEvent(new Event('input'));</script></body>")
-    probe.write_text(page.read_text().replace("</body>", click))
-    try:
-        dom = dump_dom(probe, tmp_path / "profile")
-    finally:
-        probe.unlink()
+             "input.dispatchEvent(new Event('input'));")
+    dom = probe(site / "games.html", tmp_path / "profile", click)
     games = pd.read_csv(site / "games.csv")
     first_turns = [int(t) for t in re.search(r'data-first="([\d,]+)"', dom).group(1).split(",")]
     assert len(first_turns) == len(games) // 2 and first_turns == sorted(first_turns)

@@ -24,7 +24,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm
 
-__all__ = ["RatingsError", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
+__all__ = ["RatingsError", "expected_score", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
            "uncertainty_rank", "INTERVAL_RULE", "RANK_RULE"]
 
 #: How :func:`fit_ratings` chooses the reported interval (also written to meta.json).
@@ -37,6 +37,11 @@ RANK_RULE = "1 + the number of players whose ci_low is above this player's ci_hi
 
 SCALE = math.log(10) / 400  # Elo points -> natural log-odds
 _SCORE = {"p1": 1.0, "tie": 0.5, "p2": 0.0}  # score of p1
+
+
+def expected_score(elo_a: float, elo_b: float) -> float:
+    """The fit's P(A beats B), ties counting half: 1 / (1 + 10**((elo_b - elo_a) / 400))."""
+    return float(expit(SCALE * (elo_a - elo_b)))
 
 
 class RatingsError(ValueError):

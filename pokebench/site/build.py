@@ -32,6 +32,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from pokebench.results.loading import safe_name
+from pokebench.results.ratings import expected_score
 from pokebench.results.reading import load_results
 from pokebench.site import format as fmt
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
@@ -120,6 +121,22 @@ def _game_groups(games: pd.DataFrame) -> list[dict[str, Any]]:
     return groups
 
 
+def _fit_against_observed(ratings: list[dict[str, Any]], h2h: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each pair of players that met (the better-rated one as A): games, A's observed score rate and the
+    fit's P(A beats B) from the point Elos, largest disagreement first."""
+    elo = {r["player"]: float(r["elo"]) for r in ratings}
+    rank = {r["player"]: k for k, r in enumerate(ratings)}
+    rows = []
+    for row in _records(h2h):
+        a, b = row["player"], row["opponent"]
+        if a in rank and b in rank and rank[a] < rank[b]:
+            predicted = expected_score(elo[a], elo[b])
+            rows.append({"a": a, "b": b, "games": int(row["games"]), "observed": float(row["win_rate"]),
+                         "wins": row["wins"], "ties": row["ties"], "losses": row["losses"],
+                         "predicted": predicted, "difference": float(row["win_rate"]) - predicted})
+    return sorted(rows, key=lambda r: -abs(r["difference"]))
+
+
 class _Site:
     """The published folder's data and the page writer."""
 
@@ -147,7 +164,11 @@ class _Site:
     def index(self, has_cost: bool) -> None:
         errors = sum(r.harness_errors for r in self.meta.runs)
         h2h = {(c["player"], c["opponent"]): c for c in _records(self.results.h2h)}
-        self.write("index.html", "index.html", 0, ratings=self.ratings, h2h=h2h,
+        predicted = {(a["player"], b["player"]): expected_score(a["elo"], b["elo"])
+                     for a in self.ratings for b in self.ratings if a is not b}
+        self.write("index.html", "index.html", 0, ratings=self.ratings, h2h=h2h, predicted=predicted,
+                   fit=_fit_against_observed(self.ratings, self.results.h2h),
+                   has_answers=any(r["answers"] is not None for r in self.ratings),
                    pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
                    spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
                    quality=self._quality_summary())
