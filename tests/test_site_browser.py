@@ -217,5 +217,37 @@ def test_games_table_sorts_and_filters(site: Path, tmp_path: Path) -> None:
     assert 'class="desc"' in dom or 'desc"' in dom
     # the filter leaves only that matchup's pairs
     assert re.search(r'(\d+) of (\d+) pairs', dom).groups() == ("2", str(len(games) // 2))
-    hidden = re.findall(r'<tbody class="pair" data-pair="\d+" data-matchup="([^"]+)" data-run="[^"]+" hidden', dom)
+    hidden = re.findall(r'<tbody class="pair" data-pair="\d+" data-matchup="([^"]+)"[^>]* hidden', dom)
     assert len(hidden) == len(games) // 2 - 2 and "heuristic-vs-llm-a" not in hidden
+
+
+def test_games_show_tokens_cost_reasks_and_search_the_reasons(site: Path, tmp_path: Path) -> None:
+    decisions = pd.read_csv(site / "decisions.csv")
+    totals = decisions.groupby("uid").agg(tokens_in=("input_tokens", "sum"), tokens_out=("output_tokens", "sum"),
+                                          cost=("cost_usd", "sum"), reasks=("reask", "sum"))
+    script = ("document.querySelector('th[data-key=cost]').click(); document.querySelector('th[data-key=cost]').click();"
+              "document.body.setAttribute('data-order', Array.prototype.map.call(document.querySelectorAll("
+              "'table.games tbody'), function (b) { return b.getAttribute('data-cost'); }).join(','));"
+              "var q = document.querySelector('input.reason-query'); q.value = 'KEEP turn 3';"
+              "q.dispatchEvent(new Event('input'));")
+    dom = probe(site / "games.html", tmp_path / "profile", script)
+    games = pd.read_csv(site / "games.csv")
+    rows = re.findall(r'data-uid="([0-9a-f]+)">(.*?)</tr>', dom, re.S)
+    assert len(rows) == len(games)
+    for uid, row in rows:
+        cells = re.findall(r'<td class="num">([^<]*)</td>', row)[-3:]
+        if uid in totals.index:
+            t = totals.loc[uid]
+            assert cells == [f"{int(t.tokens_in):,} / {int(t.tokens_out):,}", f"${t.cost:.4f}", str(int(t.reasks))]
+        else:
+            assert cells == ["—", "—", "—"]
+    # sorted by the pairs' cost, most expensive first, the pairs without a model last
+    order = re.search(r'data-order="([^"]*)"', dom).group(1).split(",")
+    costs = [float(c) for c in order if c]
+    assert costs == sorted(costs, reverse=True) and order[len(costs):] == [""] * (len(order) - len(costs))
+    # the reason search: every answer whose reason has the words, linked to its turn; only their pairs shown
+    hits = re.findall(r'<li><a href="replays/([0-9a-f]+)\.html#turn-(\d+)">[^<]*</a> · llm-a: <q>([^<]*)</q></li>', dom)
+    expected = decisions[decisions["reason"].fillna("").str.contains("Keep attacking on turn 3.", regex=False)]
+    assert sorted(hits) == sorted((u, "3", r) for u, r in zip(expected["uid"], expected["reason"])) and hits
+    shown = re.search(r'(\d+) of (\d+) pairs', dom).group(1)
+    assert int(shown) == len(games[games["uid"].isin(expected["uid"])].groupby(["matchup", "pair"]))

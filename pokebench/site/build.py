@@ -98,26 +98,57 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: (None if fmt.missing(v) else v) for k, v in row.items()} for row in df.to_dict("records")]
 
 
-def _pair_label(grp: pd.DataFrame, a: str) -> str:
-    """A pair's result from A's side: 2–0, 1–1, 0–2, with ties, or one game."""
+def _pair_label(grp: pd.DataFrame, a: str, b: str, me: str | None = None) -> str:
+    """Who won a mirror pair: "A won 2–0", "split 1–1", ties said; from `me`'s side ("won 2–0", "lost 0–2")
+    when given (a player's page)."""
     if len(grp) < 2:
-        return "one game"
-    if (grp["winner"] == "tie").any():
-        return "with a tie"
-    wins = int(sum((w == "p1") == (p1 == a) for w, p1 in zip(grp["winner"], grp["p1"])))
-    return {2: "2–0", 1: "1–1", 0: "0–2"}[wins]
+        return "one game only"
+    side = me or a
+    scores = [0.5 if w == "tie" else float((w == "p1") == (p1 == side)) for w, p1 in zip(grp["winner"], grp["p1"])]
+    wins, ties = scores.count(1.0), scores.count(0.5)
+    if ties == 2:
+        return "tied both"
+    if wins == 1 and ties == 0:
+        return "split 1–1"
+    mine = wins == 2 or (wins == 1 and ties == 1)
+    if me is not None:
+        verb = "won" if mine else "lost"
+        return f"{verb} 2–0" if ties == 0 else f"{verb} one, tied one"
+    winner = a if mine else b
+    return f"{winner} won 2–0" if ties == 0 else f"{winner} won one, tied one"
 
 
-def _game_groups(games: pd.DataFrame) -> list[dict[str, Any]]:
-    """Games grouped by mirror pair (run, matchup, pair), with the pair's result for player A."""
+def _game_totals(decisions: pd.DataFrame) -> pd.DataFrame:
+    """Per game (uid): tokens in and out, cost (every call of the game), re-asks and random picks of its answers."""
+    if decisions.empty:
+        return pd.DataFrame(columns=["input_tokens", "output_tokens", "cost_usd", "reasks", "random_picks"])
+    d = decisions.assign(reasks=decisions["reask"].fillna(False).astype(int),
+                         random_picks=decisions["random_pick"].fillna(False).astype(int))
+    return d.groupby("uid").agg(input_tokens=("input_tokens", "sum"), output_tokens=("output_tokens", "sum"),
+                                cost_usd=("cost_usd", lambda c: c.sum(min_count=1)), reasks=("reasks", "sum"),
+                                random_picks=("random_picks", "sum"))
+
+
+def _pair_total(games: list[dict[str, Any]], key: str) -> float | None:
+    values = [g[key] for g in games if g.get(key) is not None]
+    return sum(values) if values else None
+
+
+def _game_groups(games: pd.DataFrame, totals: pd.DataFrame, me: str | None = None) -> list[dict[str, Any]]:
+    """Games grouped by mirror pair (run, matchup, pair), each with its totals (`totals`, by uid), and the
+    pair's result (from `me`'s side when given) and totals."""
+    games = games.join(totals, on="uid")
     groups = []
     for (run, matchup, pair), grp in games.groupby(["run", "matchup", "pair"], sort=False):
         grp = grp.sort_values("game")
         first = grp.iloc[0]
         a = first["p1"] if int(first["game"]) == 1 else first["p2"]
         b = first["p2"] if a == first["p1"] else first["p1"]
+        records = _records(grp)
         groups.append({"run": run, "matchup": matchup, "pair": int(pair), "a": a, "b": b,
-                       "result": _pair_label(grp, a), "games": _records(grp)})
+                       "result": _pair_label(grp, a, b, me), "games": records,
+                       **{key: _pair_total(records, key) for key in ("input_tokens", "output_tokens", "cost_usd",
+                                                                      "reasks", "random_picks")}})
     return groups
 
 
@@ -150,6 +181,8 @@ class _Site:
         self.slugs = _slugs([r["player"] for r in self.ratings])
         self.players = {p["player"]: p for p in self.results.players}
         self.games = self.results.games
+        self.totals = _game_totals(self.results.decisions)
+        self.several_runs = len(self.meta.runs) > 1
         spend = self.results.decisions.assign(cost=pd.to_numeric(self.results.decisions["cost_usd"]))
         self.spend_by_run = {r: float(c) for r, c in spend.groupby("run")["cost"].sum(min_count=1).items()
                              if not fmt.missing(c)}
@@ -158,7 +191,7 @@ class _Site:
         page = self.env.get_template(template).render(
             up="../" * depth, meta=self.meta, partial_reasons=[f"{r.name}: {why}" for r in self.meta.runs
                                                                for why in r.partial_reasons],
-            slugs=self.slugs, anchor=self.meta.anchor, **context)
+            slugs=self.slugs, anchor=self.meta.anchor, several_runs=self.several_runs, **context)
         (self.root / path).write_text(page, encoding="utf-8")
 
     def index(self, has_cost: bool) -> None:
@@ -190,7 +223,22 @@ class _Site:
                 float((player["engine_action_1"] == player["engine_action_2"]).mean())}
 
     def games_page(self) -> None:
-        self.write("games.html", "games.html", 0, groups=_game_groups(self.games))
+        self.write("games.html", "games.html", 0, groups=_game_groups(self.games, self.totals),
+                   has_reasons=self._reasons_script())
+
+    def _reasons_script(self) -> bool:
+        """Write ``static/reasons.js`` (every answer's reason, for the games page's search); False if none."""
+        d = self.results.decisions
+        if d.empty:
+            return False
+        d = d[d["reason"].notna() & (d["reason"] != "")]
+        rows = [[uid, None if fmt.missing(turn) else int(turn), player, reason]
+                for uid, turn, player, reason in zip(d["uid"], d["turn"], d["player"], d["reason"])]
+        if not rows:
+            return False
+        (self.root / "static" / "reasons.js").write_text(
+            "window.POKEBENCH_REASONS = " + json.dumps(rows, ensure_ascii=True) + ";\n", encoding="utf-8")
+        return True
 
     def player_pages(self) -> None:
         h2h, pairs = self.results.h2h, self.results.pairs
@@ -205,7 +253,7 @@ class _Site:
             self.write(f"players/{self.slugs[name]}.html", "player.html", 1, r=r, info=info, settings=settings,
                        opponents=_records(h2h[h2h["player"] == name]),
                        pairs=_records(pairs[(pairs["player_a"] == name) | (pairs["player_b"] == name)]),
-                       extra=extra, groups=_game_groups(mine), player=name)
+                       extra=extra, groups=_game_groups(mine, self.totals, name), player=name)
 
     def replays(self) -> None:
         decisions = self.results.decisions

@@ -1,9 +1,15 @@
-// The games table: click a column to sort the mirror pairs by it (again to reverse), type to filter.
-// Each mirror pair is one <tbody>: sorting moves whole pairs (by the value of their first game),
-// filtering shows a pair when any of its games matches. Without JavaScript: the plain table.
+// The games table: click a column to sort the mirror pairs by it (again to reverse), type to filter,
+// tick to keep only pairs with re-asks. Each mirror pair is one <tbody>: sorting moves whole pairs (by
+// the pair's own value when it has one, else its first game's), filtering shows a pair when any of its
+// games matches. The reason search (games page) lists the answers whose reason has every word typed and
+// keeps the pairs of those games. Text is set as text, never as HTML. Without JavaScript: the plain table.
 (function () {
-  var tables = document.querySelectorAll('table.games.sortable');
-  Array.prototype.forEach.call(tables, function (table) {
+  var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
+  var search = document.querySelector('section.reason-search');
+  var reasonHits = null;  // uids of the games whose reasons match, or null when no search
+  var refilters = [];
+
+  each(document.querySelectorAll('table.games.sortable'), function (table) {
     var wrap = table.closest('.scroll');
     var tools = wrap && wrap.previousElementSibling && wrap.previousElementSibling.classList.contains('table-tools')
       ? wrap.previousElementSibling : null;
@@ -18,16 +24,18 @@
       if (!isNaN(x) && !isNaN(y) && String(x) === a.trim() && String(y) === b.trim()) return x - y;
       return a.localeCompare(b);
     }
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+    each(table.tHead.rows[0].cells, function (th) {
       var key = th.getAttribute('data-key');
       if (!key) return;
       th.setAttribute('role', 'button');
       th.addEventListener('click', function () {
         var desc = th.classList.contains('asc');
-        Array.prototype.forEach.call(table.tHead.rows[0].cells, function (c) { c.classList.remove('asc', 'desc'); });
+        each(table.tHead.rows[0].cells, function (c) { c.classList.remove('asc', 'desc'); });
         th.classList.add(desc ? 'desc' : 'asc');
         groups.sort(function (g, h) {
-          var c = compare(value(g, key), value(h, key));
+          var a = value(g, key), b = value(h, key);
+          if (a === '' || b === '') return (a === '') - (b === '');  // missing last either way
+          var c = compare(a, b);
           return desc ? -c : c;
         });
         groups.forEach(function (g) { table.appendChild(g); });
@@ -36,16 +44,58 @@
     if (!tools) return;
     tools.hidden = false;
     var input = tools.querySelector('input.filter'), shown = tools.querySelector('.shown');
+    var reasks = tools.querySelector('input.only-reasks');
     function filter() {
       var q = input.value.trim().toLowerCase(), n = 0;
       groups.forEach(function (g) {
-        var hit = !q || g.textContent.toLowerCase().indexOf(q) >= 0;
+        var hit = (!q || g.textContent.toLowerCase().indexOf(q) >= 0)
+          && (!reasks.checked || parseFloat(g.getAttribute('data-reasks')) > 0)
+          && (!reasonHits || Array.prototype.some.call(g.rows, function (r) { return reasonHits[r.getAttribute('data-uid')]; }));
         g.hidden = !hit;
         if (hit) n += 1;
       });
       shown.textContent = n + ' of ' + groups.length + ' pairs';
     }
     input.addEventListener('input', filter);
+    reasks.addEventListener('change', filter);
+    refilters.push(filter);
     filter();
   });
+
+  if (!search || !window.POKEBENCH_REASONS) return;
+  search.hidden = false;
+  var query = search.querySelector('input.reason-query'), count = search.querySelector('.reason-count');
+  var list = search.querySelector('ol.reason-hits'), LIMIT = 100;
+  var label = {};
+  each(document.querySelectorAll('table.games tr[data-uid]'), function (row) {
+    var body = row.parentNode;
+    label[row.getAttribute('data-uid')] = body.getAttribute('data-matchup') + ', pair ' + body.getAttribute('data-pair')
+      + ', game ' + row.getAttribute('data-game');
+  });
+  function run() {
+    var words = query.value.toLowerCase().split(/\s+/).filter(Boolean);
+    list.textContent = '';
+    if (!words.length) { reasonHits = null; count.textContent = ''; refilters.forEach(function (f) { f(); }); return; }
+    var hits = window.POKEBENCH_REASONS.filter(function (r) {
+      var text = r[3].toLowerCase();
+      return words.every(function (w) { return text.indexOf(w) >= 0; });
+    });
+    reasonHits = {};
+    hits.forEach(function (r) { reasonHits[r[0]] = true; });
+    count.textContent = hits.length + ' reason' + (hits.length === 1 ? '' : 's') + ' in '
+      + Object.keys(reasonHits).length + ' game(s)' + (hits.length > LIMIT ? '; the first ' + LIMIT + ' listed' : '');
+    hits.slice(0, LIMIT).forEach(function (r) {
+      var li = document.createElement('li'), a = document.createElement('a');
+      a.href = 'replays/' + encodeURIComponent(r[0]) + '.html' + (r[1] === null ? '' : '#turn-' + r[1]);
+      a.textContent = (label[r[0]] || r[0]) + (r[1] === null ? '' : ', turn ' + r[1]);
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(' · ' + r[2] + ': '));
+      var q = document.createElement('q');
+      q.textContent = r[3];
+      li.appendChild(q);
+      list.appendChild(li);
+    });
+    refilters.forEach(function (f) { f(); });
+  }
+  query.addEventListener('input', run);
 })();
