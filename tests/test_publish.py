@@ -145,7 +145,7 @@ def test_pages_show_players_turns_and_answers_escaped(runs: Path, tmp_path: Path
     assert replay.count("No team recorded.") == 2 and 'class="battle-log-data"' in replay
     # player page: settings without secrets, its games
     llm_page = (out / "players" / "llm-a.html").read_text()
-    assert "test/model-x" in llm_page and "reasoning_effort" in llm_page and gid in llm_page
+    assert "test/model-x" in llm_page and "<dt>Reasoning</dt><dd>high</dd>" in llm_page and gid in llm_page
 
 
 def test_secrets_never_reach_the_site(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -287,7 +287,7 @@ def test_pairs_table_counts_mirror_pair_splits(runs: Path, tmp_path: Path) -> No
     assert (row["a_2_0"], row["split_1_1"], row["b_2_0"]) == tuple(
         sum(v == n for v in scores.values()) for n in (2, 1, 0))
     assert "Mirror pairs" in (out / "index.html").read_text()
-    assert "A 2–0" in (out / "players" / "random.html").read_text()
+    assert "Won 2–0" in (out / "players" / "random.html").read_text()
 
 
 # ---- the contract ---------------------------------------------------------------------------------

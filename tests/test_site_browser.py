@@ -150,6 +150,31 @@ def test_leaderboard_fits_1400_px_with_the_fit_against_observed(site: Path, tmp_
     assert len(re.findall(r'title="P\(', matrix)) == 4 * 3
 
 
+def test_player_page_says_each_setting_once_and_pair_results_from_its_side(site: Path, tmp_path: Path) -> None:
+    dom = dump_dom(site / "players" / "llm-a.html", tmp_path / "profile")
+    facts = dict(re.findall(r"<dt>([^<]*)</dt><dd>([^<]*)</dd>", dom))
+    assert facts["Model"] == "test/model-x (served as test/model-x-0613)" and facts["Reasoning"] == "high"
+    assert facts["Prices"].startswith("input $3.00, cached input $0.30, output $15.00, cache write $3.75 per million")
+    assert facts["Provider"] == "test at 127.0.0.1" and facts["Request parameters"] == "max_tokens 2048"
+    # no raw key beside its label, no JSON of the model's facts
+    labels = set(facts)
+    for raw in ("model_facts", "reasoning_effort", "answers", "cost_usd", "cost usd", "latency_s", "latency s",
+                "served_models", "config.model.model", "model.prices.input", "_target_"):
+        assert raw not in labels, raw
+    assert '{"' not in dom.split("<h2>Opponents</h2>")[0]
+    assert facts["Re-asks"] == facts["Invalid answers"] != "0" and "Saved answers" in labels
+    # each pair's result from llm-a's side, as games.csv has it
+    games = pd.read_csv(site / "games.csv")
+    mine = games[(games["p1"] == "llm-a") | (games["p2"] == "llm-a")]
+    for (matchup, pair), grp in mine.groupby(["matchup", "pair"]):
+        score = [0.5 if w == "tie" else float((w == "p1") == (p1 == "llm-a")) for w, p1 in zip(grp["winner"], grp["p1"])]
+        said = {2.0: "won 2–0", 0.0: "lost 0–2", 1.0: "split 1–1", 1.5: "won one, tied one", 0.5: "lost one, tied one"}
+        expected = "tied both" if score == [0.5, 0.5] else said[sum(score)]
+        found = re.search(rf'data-pair="{pair}" data-matchup="{matchup}"[^>]*data-result="([^"]+)"', dom)
+        assert found and found.group(1) == expected, (matchup, pair)
+    assert "Won 2–0" in dom and "A 2–0" not in dom
+
+
 def test_replay_text_view_with_no_network(site: Path, tmp_path: Path) -> None:
     game = llm_game(site)
     page = site / "replays" / f"{game['uid']}.html"

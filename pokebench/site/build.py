@@ -35,6 +35,7 @@ from pokebench.results.loading import safe_name
 from pokebench.results.ratings import expected_score
 from pokebench.results.reading import load_results
 from pokebench.site import format as fmt
+from pokebench.site.player_facts import player_facts
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 from pokebench.site.replay import answers_by_turn, quality_by_turn, script_text, team_sheet, text_turns, viewer_log
 
@@ -248,9 +249,7 @@ class _Site:
             info = self.players.get(name, {"settings": {}, "counters": {}, "tables": [], "kind": "bot"})
             extra = {t: _records(self.results.extra[t][self.results.extra[t]["player"] == name])
                      for t in info.get("tables", []) if t in self.results.extra}
-            settings = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
-                        for k, v in info["settings"].items()}
-            self.write(f"players/{self.slugs[name]}.html", "player.html", 1, r=r, info=info, settings=settings,
+            self.write(f"players/{self.slugs[name]}.html", "player.html", 1, r=r, info=info, facts=player_facts(info),
                        opponents=_records(h2h[h2h["player"] == name]),
                        pairs=_records(pairs[(pairs["player_a"] == name) | (pairs["player_b"] == name)]),
                        extra=extra, groups=_game_groups(mine, self.totals, name), player=name)

@@ -82,6 +82,22 @@ def llm_decisions(side: str, player: str, turns: int, reason: str | None = None)
     return rows
 
 
+def game_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """What an LLM player's record says of its game (as LLMPlayer.game_summary does): model facts, counters."""
+    return {"served_models": ["test/model-x-0613"], "prompt_version": 3, "end_reason": None,
+            "model_facts": {"provider": "test", "base_url_host": "127.0.0.1", "model": "test/model-x",
+                            "reasoning": "high", "request": {"max_tokens": 2048},
+                            "prices": {"input": 3.0, "cached_input": 0.3, "output": 15.0, "cache_write": 3.75,
+                                       "read_on": "2026-10-01"},
+                            "cache_breakpoints": False, "reasoning_in_completion": True},
+            "answers": len(answers), "llm_decisions": len({a["turn"] for a in answers}),
+            "reasks": sum(a["reask"] for a in answers), "invalid_answers": sum(bool(a.get("invalid")) for a in answers),
+            "random_picks": 0, "api_retries": 0, "cost_usd": round(sum(a["cost_usd"] for a in answers), 10),
+            "latency_s": sum(a["latency_s"] for a in answers),
+            **{k: sum(a[k] for a in answers) for k in ("input_tokens", "cached_input_tokens", "output_tokens",
+                                                         "reasoning_tokens")}}
+
+
 def outcome(spec: Any) -> tuple[str, int]:
     """Stronger player wins, except game 1 of even pairs (an upset) and some ties in pair 2."""
     turns = 2 + (spec.pair + spec.game) % 3
@@ -122,10 +138,12 @@ def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"
                 info = {"player": player, "username": username(player, spec), "class": "Bot", "decisions": turns,
                         "refusals": 0, "choice_errors": []}
                 if player.startswith("llm"):
+                    answers = llm_decisions(side, player, turns, reason)
                     info |= {"class": "LLMPlayer", "model": "test/model-x", "reasoning_effort": "high",
                              "api_key": SECRET, "api_key_env": "POKEBENCH_TEST_API_KEY",
-                             "client": {"base_url": "http://127.0.0.1:1/v1", "auth_token": SECRET}}
-                    decisions += llm_decisions(side, player, turns, reason)
+                             "client": {"base_url": "http://127.0.0.1:1/v1", "auth_token": SECRET},
+                             **game_summary(answers)}
+                    decisions += answers
                 sides[side] = info
             store.save_game(spec, record, sides, "2026-10-06T11:59:00.000+00:00", decisions)
         for k in range(errors):
