@@ -62,7 +62,8 @@ def _prices(prices: Any) -> str:
 
 
 def _model(settings: dict[str, Any]) -> list[tuple[str, str]]:
-    facts = settings.get("model_facts") if isinstance(settings.get("model_facts"), dict) else {}
+    reported = settings.get("model_facts")
+    facts: dict[str, Any] = reported if isinstance(reported, dict) else {}
     config = {k.removeprefix("config.model."): v for k, v in settings.items() if k.startswith("config.model.")}
 
     def get(key: str) -> Any:
