@@ -8,6 +8,7 @@ local HTTP server (no test needs the network); "no network" is Chromium resolvin
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import re
 import shutil
@@ -185,8 +186,11 @@ def test_replay_text_view_with_no_network(site: Path, tmp_path: Path) -> None:
     sections = re.findall(r'<section class="turn[^"]*" id="turn-(\d+)"', dom)
     assert sections == [str(t) for t in range(0, turns + 1)]
     assert re.search(r'<body class="[^"]*\bjs\b', dom), "the stepping script did not run"
-    assert re.findall(r'<section class="turn current" id="(turn-\d+)"', dom) == ["turn-0"]
-    assert "Start (1 of" in dom and 'id="prev" disabled' in dom
+    # it opens on the first decision (turn 1), the viewer's box hidden and the note saying why
+    assert re.findall(r'<section class="turn current" id="(turn-\d+)"', dom) == ["turn-1"]
+    assert f"Turn 1 (2 of {turns + 1})" in dom and 'id="prev" disabled' not in dom
+    assert re.search(r'<div class="wrapper replay-wrapper" data-viewer="[^"]*" hidden', dom)
+    assert "could not be loaded from https://play.pokemonshowdown.com (no network?), so it is not shown" in dom
     assert "Moonblast" in dom and "Keep attacking on turn 2." in dom
     # a hostile REASON and nickname stay text
     assert "&lt;script&gt;alert('pwned')&lt;/script&gt;" in dom and "<script>alert" not in dom
@@ -202,6 +206,36 @@ def test_replay_text_view_with_no_network(site: Path, tmp_path: Path) -> None:
     assert len(re.findall(r'<section class="turn" id="turn-\d+"', plain)) == turns + 1
 
 
+def test_replay_shows_both_teams_each_turn_the_game_totals_and_the_system_prompt_once(site: Path,
+                                                                                      tmp_path: Path) -> None:
+    game = llm_game(site)
+    dom = dump_dom(site / "replays" / f"{game['uid']}.html", tmp_path / "profile", offline=True)
+    # the synthetic battle: p2's lead loses 40 of 200 HP a turn, p1's 30 of 236 (tests/support/synthetic_runs.py)
+    for turn in range(1, int(game["turns"]) + 1):
+        section = dom.split(f'id="turn-{turn}"')[1].split("</section>")[0]
+        state = section.split(f"At the start of turn {turn}")[1].split('<div class="answer')[0]
+        shown = re.findall(r'<span class="pct">(\d+)%</span>', state)
+        done = turn - 1
+        assert shown == [str(round(100 * (236 - 30 * done) / 236)), str(round(100 * (200 - 40 * done) / 200))], turn
+        assert state.count('class="mon active"') == 2
+    last = dom.split(f'id="turn-{int(game["turns"])}"')[1].split("</section>")[0]
+    assert "At the end" in last and 'class="mon active fainted"' in last
+    # the game's model calls, as decisions.csv has them
+    decisions = pd.read_csv(site / "decisions.csv")
+    mine = decisions[decisions["uid"] == game["uid"]]
+    totals = dom.split('class="totals"')[1].split("</table>")[0]
+    cells = re.findall(r'<td class="num">([^<]*)', totals)
+    assert cells[:3] == [str(len(mine)), str(int(mine["reask"].sum())), "0"]
+    assert cells[3].strip() == f"{int(mine['input_tokens'].sum()):,} ({int(mine['cached_input_tokens'].sum()):,})"
+    assert cells[5] == f"${mine['cost_usd'].sum():.4f}"
+    # the system prompt once, collapsed, byte for byte prompt version 3
+    from pokebench.text.prompt import system_prompt
+
+    assert dom.count('<details class="system-prompt">') == 1 and "System prompt (version 3) of llm-a" in dom
+    shown_prompt = re.search(r'<details class="system-prompt">.*?<pre>(.*?)</pre>', dom, re.S).group(1)
+    assert html.unescape(shown_prompt) == system_prompt(3)
+
+
 def test_replay_loads_the_viewer_markup_when_its_script_is_there(site: Path, tmp_path: Path,
                                                                  viewer_server: str) -> None:
     copy = tmp_path / "copy"
@@ -212,6 +246,7 @@ def test_replay_loads_the_viewer_markup_when_its_script_is_there(site: Path, tmp
     assert viewer_server in page.read_text()
     dom = dump_dom(page, tmp_path / "profile")
     assert re.search(r'<body class="[^"]*\bviewer-loaded\b', dom)
+    assert not re.search(r'<div class="wrapper replay-wrapper" data-viewer="[^"]*" hidden', dom)
     frame = re.search(r'<div class="stand-in-viewer" data-lines="(\d+)" data-turns="(\d+)">'
                       r'<span class="lead">(.*?)</span>', dom)
     assert frame, dom[-3000:]

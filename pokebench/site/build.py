@@ -37,7 +37,8 @@ from pokebench.results.reading import load_results
 from pokebench.site import format as fmt
 from pokebench.site.player_facts import player_facts
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
-from pokebench.site.replay import answers_by_turn, quality_by_turn, script_text, team_sheet, text_turns, viewer_log
+from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet, team_states,
+                                   text_turns, viewer_log)
 
 __all__ = ["build_site", "check_site_inputs", "register_page", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
 
@@ -254,6 +255,23 @@ class _Site:
                        pairs=_records(pairs[(pairs["player_a"] == name) | (pairs["player_b"] == name)]),
                        extra=extra, groups=_game_groups(mine, self.totals, name), player=name)
 
+    def _system_prompts(self, players: set[str]) -> list[dict[str, Any]]:
+        """The system prompt of each prompt version the game's model players used, with who used it."""
+        from pokebench.text.prompt import system_prompt
+
+        versions: dict[int, list[str]] = {}
+        for name in sorted(players):
+            version = self.players.get(name, {}).get("settings", {}).get("prompt_version")
+            if isinstance(version, int):
+                versions.setdefault(version, []).append(name)
+        out = []
+        for version, names in sorted(versions.items()):
+            try:
+                out.append({"version": version, "players": names, "text": system_prompt(version)})
+            except FileNotFoundError:  # a version this PokéBench does not ship: say so rather than guess
+                out.append({"version": version, "players": names, "text": None})
+        return out
+
     def replays(self) -> None:
         decisions = self.results.decisions
         by_game = {uid: _records(grp) for uid, grp in decisions.groupby("uid")} if not decisions.empty else {}
@@ -273,7 +291,10 @@ class _Site:
             mine = quality.get(uid, [])
             answers = answers_by_turn(by_game.get(uid, []), [t for t, _ in turns],
                                       {(r["side"], int(r["decision"])): r for r in mine})
+            rows = by_game.get(uid, [])
             self.write(f"replays/{uid}.html", "replay.html", 1, game=game, turns=turns, answers=answers,
+                       states=team_states(log, teams), totals=side_totals(rows),
+                       system_prompts=self._system_prompts({r["player"] for r in rows}),
                        engine=quality_by_turn(mine, [t for t, _ in turns]),
                        viewer_log=viewer_log(log), viewer_url=self.viewer_url, partner=partner.get(uid),
                        sheets={side: team_sheet(teams.get(side)) for side in ("p1", "p2")})

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from pokebench.results.loading import is_missing
 
 __all__ = ["split_turns", "text_turns", "viewer_log", "script_text", "team_sheet", "answers_by_turn",
-           "quality_by_turn"]
+           "quality_by_turn", "team_states", "side_totals"]
 
 TURN_RE = re.compile(r"^\s*== Turn (\d+) ==\s*$")
 
@@ -47,6 +47,98 @@ def viewer_log(log: list[str]) -> str:
         out.append(log[i])
         i += 1
     return "\n".join(out)
+
+
+def _condition(text: str) -> tuple[int | None, str | None]:
+    """HP percent and status of a protocol condition (``150/236 brn``, ``0 fnt``, ``63/100``)."""
+    hp, _, status = text.partition(" ")
+    if hp == "0":
+        return 0, "fnt"
+    cur, _, top = hp.partition("/")
+    if not (cur.isdigit() and top.isdigit()) or int(top) == 0:
+        return None, status or None
+    return max(1, round(100 * int(cur) / int(top))) if int(cur) else 0, status or None
+
+
+_TRACKED = {"switch", "drag", "replace", "-damage", "-heal", "-sethp", "-status", "-curestatus", "faint",
+            "-terastallize", "detailschange"}
+
+
+def team_states(log: list[str], teams: dict[str, Any]) -> dict[int | str, dict[str, list[dict[str, Any]]]]:
+    """Both teams at the start of each turn (key: the turn) and after the last (key ``"end"``), from the
+    full-information log: per Pokémon its name, species, HP percent, status, whether it is out and whether
+    it terastallized; team-sheet Pokémon not yet seen are listed at full HP."""
+    mons: dict[str, dict[str, dict[str, Any]]] = {"p1": {}, "p2": {}}
+    for side in mons:
+        for mon in teams.get(side) or []:
+            name = str(mon.get("name") or mon.get("species"))
+            mons[side][name] = {"name": name, "species": mon.get("species") or name, "hp": 100, "status": None,
+                                "active": False, "tera": None, "seen": False}
+
+    def mon(ident: str) -> tuple[str, dict[str, Any]] | None:
+        side, _, name = ident.partition(": ")
+        side = side[:2]
+        if side not in mons or not name:
+            return None
+        return side, mons[side].setdefault(name, {"name": name, "species": name, "hp": 100, "status": None,
+                                                 "active": False, "tera": None, "seen": True})
+
+    def snapshot() -> dict[str, list[dict[str, Any]]]:
+        return {side: [dict(m) for m in team.values()] for side, team in mons.items()}
+
+    states: dict[int | str, dict[str, list[dict[str, Any]]]] = {}
+    for line in viewer_log(log).splitlines():
+        parts = line.split("|")
+        if len(parts) < 3:
+            continue
+        kind = parts[1]
+        if kind == "turn" and parts[2].isdigit():
+            states[int(parts[2])] = snapshot()
+        found = mon(parts[2]) if kind in _TRACKED else None
+        if found is None:
+            continue
+        side, m = found
+        if kind in ("switch", "drag", "replace"):
+            for other in mons[side].values():
+                other["active"] = False
+            m.update(active=True, seen=True, species=parts[3].split(",")[0] if len(parts) > 3 else m["species"])
+        if kind in ("switch", "drag", "-damage", "-heal", "-sethp") and len(parts) > 3 and parts[3]:
+            hp, status = _condition(parts[3])
+            if hp is not None:
+                m.update(hp=hp, status=status)
+        elif kind == "-status" and len(parts) > 3:
+            m["status"] = parts[3]
+        elif kind == "-curestatus":
+            m["status"] = None
+        elif kind == "faint":
+            m.update(hp=0, status="fnt")
+        elif kind == "-terastallize" and len(parts) > 3:
+            m["tera"] = parts[3]
+        elif kind == "detailschange" and len(parts) > 3:
+            m["species"] = parts[3].split(",")[0]
+    states["end"] = snapshot()
+    return states
+
+
+def side_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per side of a game, over its model calls (decisions.csv rows): answers, re-asks, random picks, tokens
+    in (cached) and out (reasoning), cost and time; sides with no calls are left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        t = out.setdefault(str(row.get("side")), {"player": row.get("player"), "calls": 0, "answers": 0, "reasks": 0,
+                                                   "random_picks": 0, "input_tokens": None,
+                                                   "cached_input_tokens": None, "output_tokens": None,
+                                                   "reasoning_tokens": None, "cost_usd": None, "latency_s": None})
+        t["calls"] += 1
+        if _missing(row.get("kind")):
+            t["answers"] += 1
+            t["reasks"] += bool(row.get("reask"))
+            t["random_picks"] += bool(row.get("random_pick"))
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens", "cost_usd",
+                    "latency_s"):
+            if not _missing(row.get(key)):
+                t[key] = (t[key] or 0) + row[key]
+    return dict(sorted(out.items()))
 
 
 def script_text(text: str) -> str:

@@ -16,8 +16,12 @@
     prev.disabled = cur === 0; next.disabled = cur === secs.length - 1;
     if (push && history.replaceState) history.replaceState(null, '', '#' + secs[cur].id);
   }
+  // without a turn in the address: the first turn with an answer (a model's reason), else turn 1
+  var first = secs.findIndex(function (s) { return s.querySelector('.answer'); });
+  if (first < 0) first = secs.findIndex(function (s) { return s.id !== 'turn-0'; });
+  if (first < 0) first = 0;
   function fromHash() {
-    var id = location.hash.slice(1), k = 0;
+    var id = location.hash.slice(1), k = first;
     secs.forEach(function (s, j) { if (s.id === id) k = j; });
     show(k, false);
   }
@@ -39,13 +43,23 @@
 // Showdown's replay viewer, loaded the way Showdown's saved replay files load it (a daily
 // cache-buster); it reads the log from <script type="text/plain" class="battle-log-data">.
 // Offline the script fails to load and the text view above stays the replay.
+// The box is shown while the script loads and stays only if it loaded; when it cannot load (offline)
+// the box is hidden again and the note says why.
 (function () {
   var wrapper = document.querySelector('.replay-wrapper[data-viewer]');
   if (!wrapper) return;
+  var note = document.querySelector('.viewer-note');
+  var url = wrapper.getAttribute('data-viewer');
   var daily = Math.floor(Date.now() / 1000 / 60 / 60 / 24);
   var script = document.createElement('script');
-  script.src = wrapper.getAttribute('data-viewer') + '?version' + daily;
+  script.src = url + '?version' + daily;
   script.onload = function () { document.body.classList.add('viewer-loaded'); };
-  script.onerror = function () { document.body.classList.add('viewer-offline'); };
+  script.onerror = function () {
+    document.body.classList.add('viewer-offline');
+    wrapper.hidden = true;
+    if (note) note.textContent = "Showdown's replay viewer could not be loaded from " + url.split('/').slice(0, 3).join('/')
+      + ' (no network?), so it is not shown; the text view below is the replay.';
+  };
+  wrapper.hidden = false;
   document.body.appendChild(script);
 })();
