@@ -70,12 +70,12 @@ def team_states(log: list[str], teams: dict[str, Any]) -> dict[int | str, dict[s
     it terastallized; team-sheet Pokémon not yet seen are listed at full HP."""
     mons: dict[str, dict[str, dict[str, Any]]] = {"p1": {}, "p2": {}}
     for side in mons:
-        for mon in teams.get(side) or []:
-            name = str(mon.get("name") or mon.get("species"))
-            mons[side][name] = {"name": name, "species": mon.get("species") or name, "hp": 100, "status": None,
+        for sheet in teams.get(side) or []:
+            name = str(sheet.get("name") or sheet.get("species"))
+            mons[side][name] = {"name": name, "species": sheet.get("species") or name, "hp": 100, "status": None,
                                 "active": False, "tera": None, "seen": False}
 
-    def mon(ident: str) -> tuple[str, dict[str, Any]] | None:
+    def by_ident(ident: str) -> tuple[str, dict[str, Any]] | None:
         side, _, name = ident.partition(": ")
         side = side[:2]
         if side not in mons or not name:
@@ -94,7 +94,7 @@ def team_states(log: list[str], teams: dict[str, Any]) -> dict[int | str, dict[s
         kind = parts[1]
         if kind == "turn" and parts[2].isdigit():
             states[int(parts[2])] = snapshot()
-        found = mon(parts[2]) if kind in _TRACKED else None
+        found = by_ident(parts[2]) if kind in _TRACKED else None
         if found is None:
             continue
         side, m = found
