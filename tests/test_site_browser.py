@@ -311,3 +311,68 @@ def test_games_show_tokens_cost_reasks_and_search_the_reasons(site: Path, tmp_pa
     assert sorted(hits) == sorted((u, "3", r) for u, r in zip(expected["uid"], expected["reason"])) and hits
     shown = re.search(r'(\d+) of (\d+) pairs', dom).group(1)
     assert int(shown) == len(games[games["uid"].isin(expected["uid"])].groupby(["matchup", "pair"]))
+
+
+def write_harness_tables(folder: Path) -> None:
+    """The Continual Harness's tables of a run with two refinements of `llm-a` (plain partner `llm-b`): version 1
+    (one edit applied, one rejected), then a refinement that failed as a whole (the harness kept version 1)."""
+    empty = '{"strategy": "", "memory": [], "skills": [], "subagents": [], "next_memory_id": 1}'
+    learned = '{"strategy": "Terastallize to win a losing matchup.", "memory": [], "skills": [], "subagents": [], ' \
+              '"next_memory_id": 1}'
+    counts = {f"{part}_{status}": 0 for part in ("prompt", "memory", "skills", "subagents")
+              for status in ("applied", "rejected")}
+    base = {"run": "mixed", "player": "llm-a", "signatures": "{}", "refiner_input_tokens": None,
+            "refiner_output_tokens": None, "refiner_cost_usd": None, "learned_from": None, "error": None, **counts}
+    pd.DataFrame([
+        base | {"version": 0, "parent": None, "first_epoch": 1, "trigger": "start", "trigger_epochs": None,
+                "trigger_games": 0, "refiner_calls": 0, "at": "2026-10-06T11:00:00Z", "harness": empty},
+        base | {"version": 1, "parent": 0, "first_epoch": 2, "trigger": "refinement", "trigger_epochs": 1,
+                "trigger_games": 2, "refiner_calls": 4, "refiner_input_tokens": 14000, "refiner_output_tokens": 100,
+                "refiner_cost_usd": 0.0177, "prompt_applied": 1, "memory_rejected": 1,
+                "signatures": '{"tera_unused_in_loss": 2}', "at": "2026-10-06T11:10:00Z", "harness": learned},
+        base | {"version": None, "parent": 1, "first_epoch": None, "trigger": "failed refinement",
+                "trigger_epochs": 2, "trigger_games": 2, "refiner_calls": 8, "at": "2026-10-06T11:20:00Z",
+                "harness": None, "error": "pass prompt: every answer was refused"},
+    ]).to_csv(folder / "harness_versions.csv", index=False)
+    pd.DataFrame([
+        {"run": "mixed", "player": "llm-a", "version": 1, "at": "2026-10-06T11:10:00Z", "pass": "prompt",
+         "status": "applied", "edit": '{"op": "rewrite"}', "old": '""', "new": '"Terastallize to win."', "why": None},
+        {"run": "mixed", "player": "llm-a", "version": 1, "at": "2026-10-06T11:10:00Z", "pass": "memory",
+         "status": "rejected", "edit": '{"op": "edit", "id": "m42"}', "old": None, "new": None,
+         "why": "there is no memory entry 'm42'"},
+    ]).to_csv(folder / "harness_edits.csv", index=False)
+    pd.DataFrame([
+        {"harness_player": "llm-a", "player": name, "role": role, "epoch": epoch, "first_pair": epoch,
+         "last_pair": epoch, "runs": 1, "games": 2, "score": score, "score_lo": None, "score_hi": None,
+         "harness_version": version, "version_changed": changed}
+        for name, role, epoch, score, version, changed in (
+            ("llm-a", "harness", 1, 0.5, 0, False), ("llm-a", "harness", 2, 1.0, 1, True),
+            ("llm-a", "harness", 3, 0.5, 1, False), ("llm-b", "plain", 1, 0.5, None, False),
+            ("llm-b", "plain", 2, 0.5, None, False), ("llm-b", "plain", 3, 0.0, None, False))
+    ]).to_csv(folder / "learning_curve.csv", index=False)
+
+
+def test_harness_page_in_the_site_style_with_its_curve_and_every_refinement(site: Path, tmp_path: Path) -> None:
+    from pokebench.players.continual.page import write_harness_page
+
+    copy = tmp_path / "copy"
+    shutil.copytree(site, copy)
+    write_harness_tables(copy)
+    page = write_harness_page(copy)
+    assert page is not None and (copy / "learning_curve.svg").is_file()
+    script = ("window.addEventListener('load', function () { var img = document.querySelector('img.plot');"
+              "document.body.setAttribute('data-plot', img.naturalWidth + 'x' + img.naturalHeight); });")
+    dom = probe(page, tmp_path / "profile", script)
+    # the site's stylesheet and navigation, the learning curve drawn
+    assert 'href="static/site.css"' in dom and '<header class="top">' in dom and 'href="index.html">Leaderboard' in dom
+    assert re.search(r'data-plot="[1-9]\d+x[1-9]\d+"', dom), "the learning curve's SVG did not load"
+    # every refinement, the rejected edit and the failed refinement too
+    refinements = dom.split('class="refinements"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr class=\"(applied|rejected)\">(.*?)</tr>", refinements, re.S)
+    assert [status for status, _ in rows] == ["applied", "rejected"]
+    assert "version 1 (from version 0)" in rows[0][1] and "strategy 1" in rows[0][1] and "memory 1" in rows[0][1]
+    assert "kept version 1: pass prompt: every answer was refused" in rows[1][1] and ">8<" in rows[1][1]
+    assert "there is no memory entry 'm42'" in dom
+    # versions are whole numbers
+    text = re.sub(r"<[^>]+>", " ", dom)
+    assert "version 1" in text and not re.search(r"version \d+\.\d", text) and not re.search(r"epoch\(s\) \d+\.", text)

@@ -33,14 +33,15 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from pokebench.results.loading import safe_name
 from pokebench.results.ratings import expected_score
-from pokebench.results.reading import load_results
+from pokebench.results.reading import load_results, read_meta
+from pokebench.results.schema import Meta
 from pokebench.site import format as fmt
 from pokebench.site.player_facts import player_facts
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet, team_states,
                                    text_turns, viewer_log)
 
-__all__ = ["build_site", "check_site_inputs", "register_page", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
+__all__ = ["build_site", "check_site_inputs", "register_page", "write_page", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
 
 PageWriter = Callable[[Path], "Path | None"]
 #: Writers of extra pages, each called with the published folder after the site's own pages; see :func:`register_page`.
@@ -154,6 +155,24 @@ def _game_groups(games: pd.DataFrame, totals: pd.DataFrame, me: str | None = Non
     return groups
 
 
+def _render(env: Environment, out: Path, template: str, depth: int, meta: Meta, slugs: dict[str, str],
+            **context: Any) -> None:
+    """Write the page `out` from `template` with what every page shows (navigation, partial results, footer)."""
+    page = env.get_template(template).render(
+        up="../" * depth, meta=meta, partial_reasons=[f"{r.name}: {why}" for r in meta.runs for why in r.partial_reasons],
+        slugs=slugs, anchor=meta.anchor, several_runs=len(meta.runs) > 1, **context)
+    out.write_text(page, encoding="utf-8")
+
+
+def write_page(root: Path, name: str, template: str, **context: Any) -> Path:
+    """Write the page ``root/name`` (in the folder itself) from a template of ``templates/`` that extends
+    ``base.html``: the site's navigation, stylesheet and partial-results notice, for pages that other
+    modules add to the site (e.g. the Continual Harness's). Its path."""
+    ratings = pd.read_csv(root / "ratings.csv", usecols=["player"], keep_default_na=False)
+    _render(_environment(), root / name, template, 0, read_meta(root), _slugs(list(ratings["player"])), **context)
+    return root / name
+
+
 def _fit_against_observed(ratings: list[dict[str, Any]], h2h: pd.DataFrame) -> list[dict[str, Any]]:
     """Each pair of players that met (the better-rated one as A): games, A's observed score rate and the
     fit's P(A beats B) from the point Elos, largest disagreement first."""
@@ -184,17 +203,12 @@ class _Site:
         self.players = {p["player"]: p for p in self.results.players}
         self.games = self.results.games
         self.totals = _game_totals(self.results.decisions)
-        self.several_runs = len(self.meta.runs) > 1
         spend = self.results.decisions.assign(cost=pd.to_numeric(self.results.decisions["cost_usd"]))
         self.spend_by_run = {r: float(c) for r, c in spend.groupby("run")["cost"].sum(min_count=1).items()
                              if not fmt.missing(c)}
 
     def write(self, path: str, template: str, depth: int, **context: Any) -> None:
-        page = self.env.get_template(template).render(
-            up="../" * depth, meta=self.meta, partial_reasons=[f"{r.name}: {why}" for r in self.meta.runs
-                                                               for why in r.partial_reasons],
-            slugs=self.slugs, anchor=self.meta.anchor, several_runs=self.several_runs, **context)
-        (self.root / path).write_text(page, encoding="utf-8")
+        _render(self.env, self.root / path, template, depth, self.meta, self.slugs, **context)
 
     def index(self, has_cost: bool) -> None:
         errors = sum(r.harness_errors for r in self.meta.runs)

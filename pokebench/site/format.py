@@ -61,6 +61,13 @@ def text(x: Any) -> str:
     return DASH if missing(x) or x == "" else str(x)
 
 
+def whole(x: Any) -> str:
+    """A whole number as one (``1``, never ``1.0``: a column with gaps reads as floats); other values as they are."""
+    if missing(x):
+        return DASH
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
+
+
 def url(*parts: str) -> str:
     """A relative URL from path parts, each percent-encoded (Jinja2 escapes it for HTML)."""
     return "/".join(quote(str(p)) for p in parts)
@@ -72,7 +79,7 @@ def sort_value(x: Any) -> str:
 
 
 FILTERS = {"elo": elo, "regret": regret, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
-           "sortval": sort_value}
+           "sortval": sort_value, "whole": whole}
 #: Below this many complete mirror pairs a player's interval is tagged "few pairs" on the leaderboard: a
 #: bootstrap over so few pairs has few distinct samples (the reported interval is the wider of it and the posterior).
 FEW_PAIRS = 10

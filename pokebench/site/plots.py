@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["plot_ratings", "plot_h2h", "plot_cost", "save_svg"]
+__all__ = ["plot_ratings", "plot_h2h", "plot_cost", "plot_learning_curve", "save_svg"]
 
 SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "pokebench", "font.size": 10}
 
@@ -80,6 +80,42 @@ def plot_cost(ratings: pd.DataFrame, ax: "Axes | None" = None) -> Figure | None:
     ax.set_ylabel("Elo (95% interval)")
     ax.grid(color="#eee")
     return ax.figure
+
+
+def plot_learning_curve(curve: pd.DataFrame) -> Figure | None:
+    """The Continual Harness's learning curve (``learning_curve.csv``): per harness player one panel, the score
+    per epoch of the harness player (with its interval over pairs when known) and of its plain partner, and a
+    dotted line where a new harness version came into use; None without rows."""
+    if curve.empty:
+        return None
+    players = list(dict.fromkeys(curve["harness_player"]))
+    fig = Figure(figsize=(7.5, 0.6 + 2.0 * len(players)), layout="constrained")
+    axes = fig.subplots(len(players), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, name in zip(axes, players):
+        mine = curve[curve["harness_player"] == name].sort_values("epoch")
+        for role, style in (("plain", {"color": "#888", "ls": "--", "marker": "s"}),
+                            ("harness", {"color": "#2f5fb3", "ls": "-", "marker": "o"})):
+            r = mine[mine["role"] == role]
+            if r.empty:
+                continue
+            score = pd.to_numeric(r["score"])
+            lo = (score - pd.to_numeric(r.get("score_lo", score))).clip(lower=0).fillna(0)
+            hi = (pd.to_numeric(r.get("score_hi", score)) - score).clip(lower=0).fillna(0)
+            ax.errorbar(r["epoch"], score, yerr=[lo, hi], capsize=3, ms=5, lw=1.5, elinewidth=1,
+                        label=f"{r['player'].iloc[0]} ({role})", **style)
+        changed = mine[(mine["role"] == "harness") & mine["version_changed"].astype(str).str.lower().eq("true")]
+        for epoch, version in zip(changed["epoch"], changed["harness_version"]):
+            ax.axvline(float(epoch) - 0.5, color="#bbb", ls=":", lw=1)
+            ax.annotate(f"version {int(version)}", (float(epoch) - 0.5, 1.02), xycoords=("data", "axes fraction"),
+                        fontsize=7, ha="left", va="bottom", color="#666")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_ylabel("score")
+        ax.set_title(name, fontsize=9, loc="left")
+        ax.grid(axis="y", color="#eee")
+        ax.legend(fontsize=7, loc="upper right", frameon=False)
+    axes[-1].set_xlabel("epoch")
+    axes[-1].xaxis.get_major_locator().set_params(integer=True)
+    return fig
 
 
 def save_svg(fig: Figure, path: Path) -> None:

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pandas as pd
 
 from pokebench.players.continual.harness import Harness
-from pokebench.site.build import register_page
+from pokebench.site.build import register_page, write_page
+from pokebench.site.plots import plot_learning_curve, save_svg
 
 __all__ = ["write_harness_page"]
 
@@ -48,11 +48,10 @@ def write_harness_page(root: Path) -> Path | None:
         counts = json.loads(v["signatures"]) if v.get("signatures") else {}
         v["signatures"] = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n) or None
     gains = _rows(root / "harness_gain.csv")
-    env = jinja2.Environment(loader=jinja2.PackageLoader("pokebench.site", "templates"),
-                             autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined)
-    html = env.get_template("harness.html").render(
-        gains=gains, gaps=_rows(root / "harness_gap.csv"), curve=_rows(root / "learning_curve.csv"), versions=versions,
-        level=f"{gains[0]['level']:.0%}" if gains else "95%")
-    out = root / "harness.html"
-    out.write_text(html, encoding="utf-8")
-    return out
+    curve = _rows(root / "learning_curve.csv")
+    figure = plot_learning_curve(pd.DataFrame(curve))
+    if figure is not None:
+        save_svg(figure, root / "learning_curve.svg")
+    return write_page(root, "harness.html", "harness.html", gains=gains, gaps=_rows(root / "harness_gap.csv"),
+                      curve=curve, versions=versions, has_curve_plot=figure is not None,
+                      level=f"{gains[0]['level']:.0%}" if gains else "95%")
