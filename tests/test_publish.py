@@ -628,3 +628,27 @@ def test_the_few_pairs_tag_marks_only_intervals_on_fewer_than_ten_pairs(tmp_path
     assert (few / "index.html").read_text().count(">few pairs</span>") == len(BOTS) - 1  # not the anchor
     assert pd.read_csv(many / "ratings.csv").pairs.min() == FEW_PAIRS
     assert ">few pairs</span>" not in (many / "index.html").read_text()
+
+
+def test_cost_plot_labels_never_overlap_and_its_cost_axis_starts_at_zero() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from pokebench.site.plots import plot_cost
+
+    # five players at nearly the same cost and Elo (their labels would sit on each other), one free
+    ratings = pd.DataFrame({"player": ["model-a-long-name", "model-b", "model-c", "local", "x"],
+                            "elo": [1200, 1205, 1198, 900, 1210], "ci_low": [1100, 1100, 1100, 800, 1000],
+                            "ci_high": [1300, 1300, 1300, 1000, 1400],
+                            "cost_per_game": [0.010, 0.0102, 0.0101, 0.0, 0.0103]})
+    fig = plot_cost(ratings)
+    assert fig is not None
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    assert ax.get_xlim()[0] == 0
+    labels = [t for t in ax.texts if t.get_text()]
+    assert sorted(t.get_text() for t in labels) == sorted(ratings["player"])
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    overlapping = [(labels[i].get_text(), labels[j].get_text()) for i in range(len(boxes))
+                   for j in range(i + 1, len(boxes)) if boxes[i].overlaps(boxes[j])]
+    assert not overlapping

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib import rc_context
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,20 +66,51 @@ def plot_h2h(h2h: pd.DataFrame, order: Sequence[str] | None = None, ax: "Axes | 
     return ax.figure
 
 
+def _spread_labels(ax: "Axes", xs: Sequence[float], ys: Sequence[float], labels: Sequence[str],
+                   fontsize: float = 8) -> None:
+    """Label each point to its right, moving labels up past those already placed until none overlap (their
+    boxes measured by the renderer); a label moved off its point gets a thin line to it."""
+    fig = ax.figure
+    canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()
+    fig.draw_without_rendering()  # the final layout, so positions in pixels hold
+    to_data = ax.transData.inverted()
+    placed: list[Any] = []
+    for k in sorted(range(len(xs)), key=lambda i: (ys[i], xs[i])):
+        px, py = ax.transData.transform((xs[k], ys[k]))
+        dy = 0.0
+        while True:
+            at = to_data.transform((px + 6, py + 3 + dy))
+            text = ax.annotate(str(labels[k]), (xs[k], ys[k]), xytext=at, textcoords="data", fontsize=fontsize,
+                               va="bottom", ha="left")
+            text.set_in_layout(False)  # the layout stays as measured
+            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            if not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+            text.remove()
+            dy += box.height * 0.6
+        if dy:
+            ax.annotate("", (xs[k], ys[k]), xytext=at, textcoords="data",
+                        arrowprops={"arrowstyle": "-", "color": "#aaa", "lw": 0.6}).set_in_layout(False)
+
+
 def plot_cost(ratings: pd.DataFrame, ax: "Axes | None" = None) -> Figure | None:
-    """Cost per game against rating for the players with a known cost; None if there are none."""
+    """Cost per game against rating for the players with a known cost; None if there are none. The cost axis
+    starts at 0 and the players' names never overlap."""
     r = ratings[ratings["cost_per_game"].notna()] if "cost_per_game" in ratings else ratings.iloc[:0]
     if r.empty:
         return None
     ax = _axes(ax, (7, 4.2))
     lo = (r["elo"] - r["ci_low"]).clip(lower=0).fillna(0)
     hi = (r["ci_high"] - r["elo"]).clip(lower=0).fillna(0)
-    ax.errorbar(r["cost_per_game"], r["elo"], yerr=[lo, hi], fmt="o", color="#2f5fb3", ecolor="#8aa5d6")
-    for x, y, p in zip(r["cost_per_game"], r["elo"], r["player"]):
-        ax.annotate(str(p), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    cost = pd.to_numeric(r["cost_per_game"]).clip(lower=0)
+    ax.errorbar(cost, r["elo"], yerr=[lo, hi], fmt="o", color="#2f5fb3", ecolor="#8aa5d6")
+    ax.set_xlim(0, max(float(cost.max()), 1e-4) * 1.3)
     ax.set_xlabel("cost per game, one side (USD, list prices)")
     ax.set_ylabel("Elo (95% interval)")
     ax.grid(color="#eee")
+    _spread_labels(ax, list(cost), list(r["elo"]), list(r["player"]))
     return ax.figure
 
 
