@@ -23,3 +23,15 @@ def showdown(tmp_path_factory: pytest.TempPathFactory):
     """The real pinned server, started by the code, shared by the whole session."""
     with LocalShowdown(sim_processes=2, log_path=tmp_path_factory.mktemp("showdown") / "showdown.log") as server:
         yield server
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say at the end, in one place, when the site's browser tests were skipped and how to run them."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "test_site_browser" in r.nodeid]
+    if not skipped:
+        return
+    reason = skipped[0].longrepr[2] if isinstance(skipped[0].longrepr, tuple) else str(skipped[0].longrepr)
+    terminalreporter.write_sep("-", "browser tests skipped")
+    terminalreporter.write_line(f"{len(skipped)} browser test(s) of the site (tests/test_site_browser.py) did not run: "
+                                f"{reason.removeprefix('Skipped: ')}. `.ci/run` installs Chromium where it can "
+                                "(root with apt-get) and runs them.")
