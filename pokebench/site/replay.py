@@ -130,13 +130,13 @@ def side_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                                                    "cached_input_tokens": None, "output_tokens": None,
                                                    "reasoning_tokens": None, "cost_usd": None, "latency_s": None})
         t["calls"] += 1
-        if _missing(row.get("kind")):
+        if is_missing(row.get("kind")):
             t["answers"] += 1
             t["reasks"] += bool(row.get("reask"))
             t["random_picks"] += bool(row.get("random_pick"))
         for key in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens", "cost_usd",
                     "latency_s"):
-            if not _missing(row.get(key)):
+            if not is_missing(row.get(key)):
                 t[key] = (t[key] or 0) + row[key]
     return dict(sorted(out.items()))
 
