@@ -71,7 +71,8 @@ def main() -> None:
 def play(cfg: DictConfig) -> None:
     # Imported here, not at the top: `--help` (answered by Hydra before this runs) needs none of them.
     from pokebench.play.lock import RunLockedError
-    from pokebench.play.plan import ConfigError, available_runs
+    from pokebench.play import trajectories
+    from pokebench.play.plan import ConfigError, available_runs, plan_run
     from pokebench.play.runner import RunStopped, run
     from pokebench.play.summary import resume_command
     from pokebench.results.store import StoreError, StoreWriteError
@@ -85,16 +86,24 @@ def play(cfg: DictConfig) -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     resume = f"To resume: {resume_command(HydraConfig.get().overrides.task)}"
     try:
-        missing = run(cfg, name)
+        estimate = trajectories.spend_before(cfg, name, plan_run)
+        if estimate:
+            print(estimate, flush=True)
+        if trajectories.count(cfg):  # K learning runs and their evaluations after learning
+            missing, sites = trajectories.run_trajectories(cfg, name, run, plan_run)
+        else:
+            missing, sites = run(cfg, name), [trajectories.Published([name], name)]
         if cfg.publish:
+            from pokebench.paths import SITES_DIR
             from pokebench.publish import publish
             from pokebench.results.loading import PublishError
 
-            try:
-                out = publish([name], anchor=cfg.anchor)
-                print(f"Published {out}/index.html")
-            except PublishError as err:
-                print(f"Not published: {err}", file=sys.stderr)
+            for site in sites:
+                try:
+                    out = publish(site.runs, out_dir=SITES_DIR / site.site, anchor=cfg.anchor)
+                    print(f"Published {out}/index.html")
+                except PublishError as err:
+                    print(f"Not published: {err}", file=sys.stderr)
     except StoreWriteError as err:
         print(f"error: {err}\n{resume}", file=sys.stderr)
         sys.exit(EXIT_STORE_WRITE)

@@ -98,6 +98,12 @@ class ContinualHarnessPlayer(LLMPlayer):
         return mode != "frozen"
 
     @classmethod
+    def frozen_after_learning(cls, work_dir: Any) -> dict[str, Any]:
+        """The options that play, frozen, the last version this player learned in the run of `work_dir`
+        (``trajectories``' evaluation after learning)."""
+        return {"mode": "frozen", "load_from": str(work_dir)}
+
+    @classmethod
     def check_run(cls, seed_text: str, battle_format: str, mode: str = "scratch", load_from: str | None = None,
                   **_other: Any) -> None:
         """Refuse (ValueError) a loaded harness that learned from the games of this run's seed text and format."""

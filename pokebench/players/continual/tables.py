@@ -135,6 +135,17 @@ def gain_table(sides: pd.DataFrame, ratings: pd.DataFrame | None, refiner_cost: 
     return pd.DataFrame(rows)
 
 
+def trajectory_gain_table(sides: pd.DataFrame, run_dirs: list[Path], harness: list[str]) -> pd.DataFrame:
+    """The gain of several runs published together (trajectories): pooled (``trajectory`` "all") and per run."""
+    costs = refiner_costs(run_dirs, harness)
+    tables = [gain_table(sides, None, costs).assign(trajectory="all")]
+    for run_dir in run_dirs:
+        tables.append(gain_table(sides[sides.run == run_dir.name], None,
+                                 refiner_costs([run_dir], harness)).assign(trajectory=run_dir.name))
+    table = pd.concat(tables, ignore_index=True)
+    return table[["trajectory", *(c for c in table.columns if c != "trajectory" and not c.startswith("rating"))]]
+
+
 def _per_unit(rows: pd.DataFrame, units: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Summed score and games per unit (pair of a run), in the order of `units`."""
     table = rows.groupby("unit")["score"].agg(["sum", "count"]).reindex(units)
@@ -314,6 +325,8 @@ def harness_tables(games: pd.DataFrame, players: dict[str, dict[str, Any]], rati
     tables = {"harness_gain": gain_table(sides, ratings, refiner_costs(run_dirs, harness)),
               "learning_curve": curve_table(sides), "harness_versions": versions_table(run_dirs, harness),
               "harness_edits": edits_table(run_dirs, harness)}
+    if sides.run.nunique() > 1:
+        tables["trajectory_gain"] = trajectory_gain_table(sides, run_dirs, harness)
     gap = gap_table(sides)
     return {**tables, "harness_gap": gap} if not gap.empty else tables
 
