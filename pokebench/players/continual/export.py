@@ -1,18 +1,21 @@
-"""``pokebench export-training RUN [--teacher MODEL]``: a run's decisions as chat-format JSONL.
+"""``pokebench export-training RUN [--teacher MODEL]``: a run's decisions as training data (JSONL).
 
 For the paper's co-learning loop (an open model's rollouts through the harness, relabelled by a
 frontier teacher, train the open model). One line per answer of an LLM player in a stored game::
 
     {"messages": [<system>, <user>, <assistant>, ..., <user>, <assistant: the answer>],
-     "game_id", "player", "side", "outcome": "won" | "lost" | "tie", "turn", "decision",
-     "action", "harness_version", "teacher": {...} (with --teacher)}
+     "game_id", "player", "side", "outcome": "won" | "lost" | "tie", "answer_index", "decision",
+     "action", "reason", "harness_version", "teacher": {...} (with --teacher)}
 
 The messages are the conversation exactly as the model saw it up to that answer (the player's
 working folder keeps each finished game's conversation: ``runs/RUN/players/P/conversations/``),
 the last one the model's own answer. Only games in the run's stores are exported (a game voided
 by a harness error never is). With ``--teacher MODEL`` (a ``conf/model/MODEL.yaml``) each decision
 is sent to the teacher on the same prefix; its answer's action and reason, whether it names a
-legal action and whether it agrees with the player's, are added as ``teacher``.
+legal action and whether it agrees with the player's, are added as ``teacher``. Each labelled line
+is written as soon as the teacher answers: a teacher that fails leaves every paid label written,
+and the same command again asks only for the rest. Beside it, the preference and reward files
+(:mod:`pokebench.players.continual.training_formats`).
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from omegaconf import OmegaConf
 
 from pokebench import paths
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
+from pokebench.players.continual import training_formats
 from pokebench.results.store import RunStore, run_stores
 from pokebench.text import answers, prompt
 
@@ -56,9 +60,26 @@ def _outcomes(run_dir: Path) -> dict[str, dict[str, Any]]:
     return games
 
 
+def _decision_numbers(run_dir: Path) -> dict[tuple[str, str], list[int | None]]:
+    """(game id, side) -> the decision number of each answer, in order (the store's answers: no tool calls,
+    consultations or refinements)."""
+    numbers: dict[tuple[str, str], list[int | None]] = {}
+    for path in run_stores(run_dir):
+        with RunStore.open_existing(path) as store:
+            table = store.decisions()
+        for row in table.to_dict("records") if not table.empty else []:
+            if row.get("kind") or row.get("side") is None:
+                continue
+            decision = row.get("decision")
+            numbers.setdefault((str(row["game_id"]), str(row["side"])), []).append(
+                None if decision is None or decision != decision else int(decision))
+    return numbers
+
+
 def examples(run_dir: Path) -> Iterator[dict[str, Any]]:
     """Every answer of every stored game's saved conversation, as one training example each."""
     games = _outcomes(run_dir)
+    numbers = _decision_numbers(run_dir)
     for conv_path in sorted((run_dir / "players").glob("*/conversations/*.json")):
         player = conv_path.parent.parent.name
         data = json.loads(conv_path.read_text(encoding="utf-8"))
@@ -69,15 +90,18 @@ def examples(run_dir: Path) -> Iterator[dict[str, Any]]:
         outcome = "tie" if winner == "tie" else "won" if winner == data["side"] else "lost"
         version = _version(run_dir / "players" / player, data["game_id"])
         messages = data["messages"]
-        for i, message in enumerate(messages):
-            if message.get("role") != "assistant" or message.get("tool_calls"):
-                continue
+        replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and not m.get("tool_calls")]
+        decisions = numbers.get((data["game_id"], data["side"]), [])
+        if len(decisions) != len(replies):  # the store and the conversation disagree: no decision numbers
+            decisions = [None] * len(replies)
+        for i, decision in zip(replies, decisions):
+            message = messages[i]
             parsed = answers.parse_answer(message.get("content"))
             user = next(m["content"] for m in reversed(messages[:i]) if m.get("role") == "user")
             actions = _legal(user)
             index, _problem = answers.match_action(parsed.action, actions)
             yield {"messages": messages[:i + 1], "game_id": data["game_id"], "player": player,
-                   "side": data["side"], "outcome": outcome, "answer_index": i,
+                   "side": data["side"], "outcome": outcome, "answer_index": i, "decision": decision,
                    "action": actions[index].text if index is not None else None, "reason": parsed.reason,
                    "harness_version": version}
 
@@ -97,15 +121,40 @@ def teacher_config(name: str) -> ModelConfig:
     return ModelConfig.from_dict({str(k): v for k, v in raw.items()})
 
 
-async def relabel(items: list[dict[str, Any]], config: ModelConfig, concurrency: int = 4) -> None:
-    """Add the teacher's label to each example (the same prefix, without the player's answer)."""
+class TeacherFailed(RuntimeError):
+    """The teacher failed (after its retries); the labels it gave before are written."""
+
+    def __init__(self, labelled: int, left: int, cause: BaseException) -> None:
+        super().__init__(f"the teacher failed after {labelled} new label(s), {left} left: {cause}")
+        self.labelled, self.left = labelled, left
+
+
+def key(item: dict[str, Any]) -> tuple[str, str, int]:
+    """An example's identity: (game, player, answer index)."""
+    return str(item["game_id"]), str(item["player"]), int(item["answer_index"])
+
+
+async def relabel(items: list[dict[str, Any]], config: ModelConfig, labelled: Callable[[dict[str, Any]], None],
+                  concurrency: int = 4) -> None:
+    """Add the teacher's label to each example (the same prefix, without the player's answer) and hand it to
+    `labelled` as soon as it is paid. After a failure no request is started (the ones in flight finish), and
+    :class:`TeacherFailed` says how many were labelled."""
     client = ChatClient(config)
     gate = asyncio.Semaphore(concurrency)
+    failures: list[BaseException] = []
+    done = 0
 
     async def one(item: dict[str, Any]) -> None:
+        nonlocal done
         prefix = item["messages"][:-1]
         async with gate:
-            completion = await client.complete(prefix)
+            if failures:
+                return
+            try:
+                completion = await client.complete(prefix)
+            except Exception as err:  # an API error after its retries, or a broken answer: reported below
+                failures.append(err)
+                return
         parsed = answers.parse_answer(completion.text)
         user = next(m["content"] for m in reversed(prefix) if m.get("role") == "user")
         actions = _legal(user)
@@ -118,22 +167,64 @@ async def relabel(items: list[dict[str, Any]], config: ModelConfig, concurrency:
                            "input_tokens": completion.usage.input_tokens,
                            "output_tokens": completion.usage.output_tokens,
                            "cost_usd": cost_usd(completion.usage, config.prices)}
+        labelled(item)
+        done += 1
 
     await asyncio.gather(*(one(item) for item in items))
+    if failures:
+        raise TeacherFailed(done, len(items) - done, failures[0])
+
+
+def _read_labelled(out: Path, model: str) -> list[dict[str, Any]]:
+    """The examples a former export to `out` labelled (with this teacher); the file is rewritten without a
+    line cut short by a kill, so that new lines append after whole ones."""
+    if not out.is_file():
+        return []
+    kept, torn = [], False
+    for line in out.read_text(encoding="utf-8").splitlines():
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            torn = True
+            continue
+        teacher = item.get("teacher") if isinstance(item, dict) else None
+        if not isinstance(teacher, dict):
+            raise SystemExit(f"error: {out} holds examples without a teacher's label; choose another --out")
+        if teacher.get("model") != model:
+            raise SystemExit(f"error: {out} holds labels of the teacher {teacher.get('model')!r}, not {model!r}; "
+                             "choose another --out")
+        kept.append(item)
+    if torn:
+        training_formats.write_jsonl(out, kept)
+    return kept
 
 
 def export(run_dir: Path, out: Path, teacher: str | None = None) -> int:
-    """Write the JSONL file; the number of examples."""
+    """Write the JSONL file (and, beside it, the preference and reward files); the number of examples.
+    Raises :class:`TeacherFailed` (the labels paid for are written)."""
     if not run_stores(run_dir):
         raise SystemExit(f"error: there is no run at {run_dir} (no store); play it first: python -m pokebench +run=...")
     items = list(examples(run_dir))
-    if teacher:
-        asyncio.run(relabel(items, teacher_config(teacher)))
+    if not teacher:
+        count = training_formats.write_jsonl(out, items)
+        training_formats.write_beside(out, items, run_dir)
+        return count
+    config = teacher_config(teacher)
+    labelled = _read_labelled(out, config.model)
+    known = {key(item) for item in labelled}
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as handle:
-        for item in items:
+    with open(out, "a", encoding="utf-8") as handle:
+        def append(item: dict[str, Any]) -> None:
             handle.write(json.dumps(item, ensure_ascii=False) + "\n")
-    return len(items)
+            handle.flush()
+            labelled.append(item)
+
+        try:
+            asyncio.run(relabel([item for item in items if key(item) not in known], config, append))
+        finally:
+            handle.flush()
+            training_formats.write_beside(out, labelled, run_dir)
+    return len(labelled)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,8 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run_dir = Path(args.run) if Path(args.run).is_dir() else paths.RUNS_DIR / args.run
     out = args.out or run_dir / ("training-" + args.teacher + ".jsonl" if args.teacher else "training.jsonl")
-    count = export(run_dir, out, args.teacher)
+    try:
+        count = export(run_dir, out, args.teacher)
+    except TeacherFailed as err:
+        print(f"error: {str(err).rstrip('.')}. The {err.labelled} label(s) paid for are in {out}; start the same command again to "
+              f"label the other {err.left} (the labelled ones are not asked again).", file=sys.stderr)
+        return 1
     print(f"Wrote {count} examples to {out}")
+    for path in training_formats.beside(out).values():
+        if path.is_file():
+            print(f"  and {sum(1 for _ in open(path, encoding='utf-8'))} rows to {path}")
     return 0
 
 
