@@ -168,7 +168,7 @@ def test_preference_rows_are_trls_conversational_format(api, trajectories_run):
     rows = [json.loads(line) for line in beside(out)["preferences"].read_text().splitlines()]
     assert differ and len(rows) == len(differ)
     for row, item in zip(sorted(rows, key=_key), sorted(differ, key=_key)):
-        assert row["prompt"] == item["messages"][:-1] and row["prompt"][-1]["role"] == "user"
+        assert row["prompt"] == item["messages"][:-1] and row["prompt"][-1]["role"] in ("user", "tool")
         assert row["chosen"] == [{"role": "assistant", "content": item["teacher"]["raw"]}]
         assert row["rejected"] == [item["messages"][-1]] and row["rejected"][0]["role"] == "assistant"
         assert row["chosen_action"] == item["teacher"]["action"] != row["rejected_action"]

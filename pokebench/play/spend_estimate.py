@@ -60,6 +60,15 @@ def _price(prices: Mapping[str, Any], key: str, fallback: str = "input") -> floa
     return float(value if value is not None else prices.get(fallback) or 0.0)
 
 
+def _priced(prices: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, (int, float)) and v > 0 for k, v in prices.items() if k != "read_on")
+
+
+def priced(players: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether any player's model has a price (an estimate is worth printing)."""
+    return any(isinstance(o.get("model"), Mapping) and _priced(o["model"].get("prices") or {}) for o in players.values())
+
+
 def decision_usd(model: Mapping[str, Any]) -> float:
     """One answer's estimated USD at `model`'s list prices (USD per million tokens) and reasoning level."""
     prices = model.get("prices") or {}
@@ -83,8 +92,8 @@ def estimate(players: Mapping[str, Mapping[str, Any]], games: Mapping[str, int],
     out = Estimate()
     for name, options in players.items():
         model = options.get("model")
-        if not isinstance(model, Mapping) or not model.get("prices"):
-            continue
+        if not isinstance(model, Mapping) or not _priced(model.get("prices") or {}):
+            continue  # not an LLM player, or a free model (a local server)
         out.games[name] = games.get(name, 0)
         out.game_usd[name] = games.get(name, 0) * DECISIONS_PER_GAME * decision_usd(model)
         if name in refining:

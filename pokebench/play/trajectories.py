@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pokebench.play import epochs
 from pokebench.play.plan import ConfigError
-from pokebench.play.spend_estimate import Estimate, estimate, spend_line
+from pokebench.play.spend_estimate import Estimate, estimate, priced, spend_line
 
 
 @dataclass(frozen=True)
@@ -121,14 +121,16 @@ def spend_before(cfg: DictConfig, name: str, plan: Callable[[DictConfig, str], A
     """The estimated spend of the whole command (every trajectory and evaluation), as the line to print
     before its first game ("" when no player has priced models)."""
     k_max = count(cfg)
+    resolved = OmegaConf.to_container(cfg.players, resolve=True)
+    assert isinstance(resolved, dict)
+    players = {str(player): options for player, options in resolved.items()}
+    if not priced(players):
+        return ""
     leg_name, leg_cfg = learning_run(cfg, name, 1) if k_max else (name, cfg)
     planned = plan(leg_cfg, leg_name)
     games: Counter[str] = Counter()
     for spec in planned.specs:
         games.update((spec.p1, spec.p2))
-    resolved = OmegaConf.to_container(cfg.players, resolve=True)
-    assert isinstance(resolved, dict)
-    players = {str(player): options for player, options in resolved.items()}
     one = estimate(players, games, int(cfg.pairs), epochs.refining(planned.factories))
     if not k_max:
         return spend_line(one, f"run '{name}'")
