@@ -102,8 +102,9 @@ def estimate(players: Mapping[str, Mapping[str, Any]], games: Mapping[str, int],
     return out
 
 
-def spend_line(est: Estimate, what: str) -> str:
-    """What the user reads before the first game: the estimate, per player, and what to do about it."""
+def spend_line(est: Estimate, what: str, costliest_run: float) -> str:
+    """What the user reads before the first game: the estimate, per player, and what to do about it
+    (`costliest_run`: the estimate of the costliest of its runs, since ``budget_usd`` caps each run)."""
     if not est.game_usd:
         return ""
     parts = []
@@ -111,9 +112,10 @@ def spend_line(est: Estimate, what: str) -> str:
         refiner = est.refiner_usd.get(player)
         parts.append(f"{player} ${est.game_usd[player] + (refiner or 0):,.2f} ({est.games[player]} games"
                      + (f", refiner ${refiner:,.2f}" if refiner else "") + ")")
-    cap = max(1, math.ceil(est.total * 1.25))
+    cap = max(1, math.ceil(costliest_run * 1.25))
+    per_run = "" if costliest_run >= est.total else " (a cap per run: each trajectory and evaluation is a run)"
     return (f"Estimated spend of {what}: about ${est.total:,.2f} at the models' list prices: {'; '.join(parts)}. "
             f"Assumed per game {DECISIONS_PER_GAME} answers of {INPUT_TOKENS_PER_DECISION:,} input tokens "
             f"({NEW_TOKENS_PER_DECISION} new) and the reasoning level's output tokens (docs/continual-harness.md, "
-            f"\"What a run costs\"). To cap it, stop now (Ctrl-C) and start again with budget_usd={cap}; "
+            f"\"What a run costs\"). To cap it, stop now (Ctrl-C) and start again with budget_usd={cap}{per_run}; "
             "fewer pairs or trajectories cost proportionally less.")

@@ -133,12 +133,14 @@ def spend_before(cfg: DictConfig, name: str, plan: Callable[[DictConfig, str], A
         games.update((spec.p1, spec.p2))
     one = estimate(players, games, int(cfg.pairs), epochs.refining(planned.factories))
     if not k_max:
-        return spend_line(one, f"run '{name}'")
+        return spend_line(one, f"run '{name}'", one.total)
     total = Estimate()
     total.add(one, k_max)
     pairs_after = after_pairs(cfg)
+    evaluation = Estimate()
     if pairs_after:
-        total.add(estimate(players, games, int(cfg.pairs), []), k_max * pairs_after / int(cfg.pairs))
+        evaluation.add(estimate(players, games, int(cfg.pairs), []), pairs_after / int(cfg.pairs))
+        total.add(evaluation, k_max)
     what = (f"{k_max} trajectories of {cfg.pairs} pairs" + (f", each evaluated on {pairs_after} pairs after learning"
                                                               if pairs_after else ""))
-    return spend_line(total, what)
+    return spend_line(total, what, max(one.total, evaluation.total))
