@@ -103,7 +103,7 @@ def reward_rows(items: Iterable[dict[str, Any]], values: dict[tuple[str, str, in
                 continue
             regret = round(scored["best"] - value, 5)
             yield {"prompt": item["messages"][:-1], "completion": [message], "who": who, "action": action,
-                   "engine_action": scored["engine_action"], "regret": regret, "reward": -regret,
+                   "engine_action": scored["engine_action"], "regret": regret, "reward": 0.0 - regret,  # not -0.0
                    "label": regret < BLUNDER_THRESHOLD, **_about(item)}
 
 
