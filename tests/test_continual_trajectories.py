@@ -22,6 +22,8 @@ from pokebench.players.continual.versions import HarnessFiles
 from pokebench.players.continual.training_formats import beside, engine_key
 from pokebench.results.store import RunStore
 
+pytestmark = [pytest.mark.server, pytest.mark.slow]  # whole runs on the pinned server (make setup)
+
 K = 2
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from pokebench.paths import RUNS_DIR
 from pokebench.play import epochs
 from pokebench.play.plan import ConfigError
 from pokebench.play.spend_estimate import Estimate, estimate, priced, spend_line
@@ -94,7 +95,7 @@ def frozen_after_learning(factories: dict[str, Any], work_root: Path) -> dict[st
 
 
 def run_trajectories(cfg: DictConfig, name: str, run: Callable[[DictConfig, str], int],
-                     plan: Callable[[DictConfig, str], Any], runs_dir: Path = Path("runs")) -> tuple[int, list[Published]]:
+                     plan: Callable[[DictConfig, str], Any], runs_dir: Path = RUNS_DIR) -> tuple[int, list[Published]]:
     """Play every trajectory and its evaluation after learning (`run(cfg, name)`: one run, its missing games);
     the games still missing and what to publish."""
     k_max = count(cfg)
