@@ -21,6 +21,8 @@ pair of a run, (run, pair).
   edits applied and rejected per pass, failure signatures mined, the refiner's tokens and cost,
   the seed texts it learned from; and one row per refinement that made no version: failed (the
   API), killed (the run stopped; the calls it had paid), or with no change (every edit rejected).
+- ``trajectory_gain.csv`` (several runs published together: trajectories): the gain pooled (``trajectory``
+  ``all``) and of each run alone, each with its interval.
 - ``harness_gap.csv`` (when an expert harness played: ``load_from: expert``): the "gap recovered",
   (adaptive − plain) / (expert − plain), with a paired bootstrap interval over pairs.
 - ``harness_edits.csv``: one row per edit of every version (and of every refinement that changed
