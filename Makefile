@@ -14,10 +14,12 @@ ENGINE_INSTALL := $(PY) -m pip install --quiet --force-reinstall --no-binary pok
 
 .PHONY: setup run test test-fast test-quick test-slurm test-ray lint bench clean-runs
 
-setup: $(VENV)/.installed $(SERVER_STAMP) $(ORACLE_STAMP) $(ENGINE_STAMP)
+# what `make run` needs; `make test` adds the test-only text renderer ($(ORACLE_STAMP))
+setup: $(VENV)/.installed $(SERVER_STAMP) $(ENGINE_STAMP)
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "PokéBench needs Python 3.11 or newer; run make PYTHON=python3.11 ..."'
+	@echo "Set-up 1/3: $(VENV) with PokéBench and its Python packages (about TODO)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -27,6 +29,7 @@ $(VENV)/.installed: pyproject.toml
 $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(wildcard showdown-server/scripts/*.js) $(VENV)/.installed
 	@command -v node >/dev/null || { echo "Node.js is missing: install Node.js 20 (https://nodejs.org), then run make again." >&2; exit 1; }
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
+	@echo "Set-up 2/3: the pinned Showdown server in showdown-server/ (npm ci and exported data, about TODO)"
 	$(PY) -m pokebench.cli.server install
 	touch $@
 
@@ -35,7 +38,7 @@ $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json 
 $(ENGINE_STAMP): $(VENV)/.installed
 	@if $(PY) -m pokebench.engine.check >/dev/null 2>&1; then touch $@; \
 	elif command -v cargo >/dev/null; then \
-		echo "Building poke-engine 0.0.48 for Gen 9 with Terastallization (about 3 minutes)"; \
+		echo "Set-up 3/3: building poke-engine 0.0.48 for Gen 9 with Terastallization (about 3 minutes)"; \
 		$(ENGINE_INSTALL) && $(PY) -m pokebench.engine.check && touch $@; \
 	else \
 		echo "poke-engine is not built: Rust's cargo is missing. Install Rust (https://rustup.rs), then run make setup" >&2; \
@@ -46,17 +49,18 @@ $(ENGINE_STAMP): $(VENV)/.installed
 # Test-only: the independent battle-text renderer the tests compare PokéBench's text with (@pkmn/view).
 $(ORACLE_STAMP): showdown-server/oracle/package.json showdown-server/oracle/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
-	cd showdown-server/oracle && npm ci --no-audit --no-fund
+	@echo "For the tests: the independent battle-text renderer in showdown-server/oracle/ (npm ci, about 10 s)"
+	cd showdown-server/oracle && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 run: setup
 	$(PY) -m pokebench +run=$(RUN)
 
-test: setup
+test: setup $(ORACLE_STAMP)
 	$(PY) -m pytest -q
 
 # the quick loop: everything but the tests marked slow
-test-fast: setup
+test-fast: setup $(ORACLE_STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
 # the lane without the server: no Node.js, no npm, no set-up beyond the venv (the tests marked server need them)

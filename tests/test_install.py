@@ -17,9 +17,12 @@ from support.games import REPO_DIR
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
 
-def test_every_subpackage_is_in_the_wheels_package_list() -> None:
+def test_every_subpackage_and_data_folder_is_in_the_wheels_package_list() -> None:
+    """A folder of package data left out of the list makes setuptools print ten screens of warnings."""
     listed = set(tomllib.loads((REPO_DIR / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(REPO_DIR).parts) for p in (REPO_DIR / "pokebench").rglob("__init__.py")}
+    folders = [p for p in (REPO_DIR / "pokebench").rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    found = {".".join(p.relative_to(REPO_DIR).parts) for p in folders} | {"pokebench"}
+    found |= {f"pokebench._data.conf.{p.name}" for p in (REPO_DIR / "conf").iterdir() if p.is_dir()}
     assert found <= listed, f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
 
 

@@ -13,7 +13,7 @@ from support.recorded import at_turn, messages, section
 from pokebench import paths
 
 pytestmark = [pytest.mark.server, pytest.mark.skipif(not (paths.text_oracle_dir() / "node_modules" / "@pkmn" / "view").is_dir(),
-                                reason="the replay needs the pinned simulator and the oracle's packages: run `make setup`")]
+                                reason="the replay needs the pinned simulator and the oracle's packages: `make test` installs them")]
 
 
 def opponent(message: str) -> str:

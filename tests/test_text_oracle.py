@@ -28,14 +28,14 @@ pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 CORPUS = json.loads((REPO_DIR / "tests" / "data" / "text-corpus.json").read_text())
 MATCHUPS = [("random", "max-damage"), ("random", "heuristic"), ("max-damage", "heuristic")]
 needs_oracle = pytest.mark.skipif(not (paths.text_oracle_dir() / "node_modules" / "@pkmn" / "view").is_dir(),
-                                  reason="the text oracle's npm packages are needed: run `make setup`")
+                                  reason="the text oracle's npm packages are needed: `make test` installs them")
 
 
 @pytest.fixture(scope="module")
 def corpus(showdown) -> list[tuple[dict, dict]]:
     """The short corpus: played on the real server, then replayed and rendered by the oracle."""
     if not (paths.text_oracle_dir() / "node_modules" / "@pkmn" / "view").is_dir():
-        pytest.skip("the text oracle's npm packages are needed: run `make setup`")
+        pytest.skip("the text oracle's npm packages are needed: `make test` installs them")
     specs = build_schedule("text-oracle", CORPUS["short"]["seed_text"], CORPUS["short"]["pairs"], MATCHUPS)
     games = [{"id": r.spec.game_id, **r.record} for r in results(play(showdown, specs))]
     return list(zip(games, node.run_text_oracle(games)))
@@ -65,9 +65,9 @@ def test_the_replay_is_the_recorded_game(corpus) -> None:
 
 
 @needs_oracle
-def test_a_missing_oracle_says_make_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_oracle_says_make_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(paths, "text_oracle_dir", lambda: tmp_path / "oracle")
-    with pytest.raises(ServerError, match="make setup"):
+    with pytest.raises(ServerError, match="make test"):
         node.run_text_oracle([{"id": "x", "input_log": []}])
 
 

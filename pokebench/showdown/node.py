@@ -103,7 +103,7 @@ def run_text_oracle(games: Iterable[dict[str, Any]], timeout: float = 1800) -> l
     oracle = paths.text_oracle_dir()
     if not (oracle / "node_modules" / "@pkmn" / "view").is_dir():
         raise ServerError(f"The text oracle's npm packages are not installed in {oracle}/node_modules. "
-                          "Run `make setup` (it runs `npm ci` there).")
+                          "Run `make test` (it runs `npm ci` there before the tests).")
     stdin = "".join(json.dumps({"id": g["id"], "input_log": list(g["input_log"])}) + "\n" for g in games)
     out = run_script("text_oracle.js", str(oracle), timeout=timeout, stdin=stdin)
     return [json.loads(line) for line in out.splitlines() if line.strip()]
