@@ -29,6 +29,11 @@ class Progress:
         self.errors = 0
         self.finished: Counter[str] = Counter()  # answers, tokens and spend of the games that ended (this start)
 
+    def plan_more(self, games: int) -> None:
+        """A sequential run planned ``games`` more games: the bar's total grows (one bar for all its steps)."""
+        self.bar.total = (self.bar.total or 0) + games
+        self.bar.refresh()
+
     def add(self, outcome: GameResult | HarnessError | NotStarted) -> None:
         """A game ended (or was not started)."""
         if isinstance(outcome, GameResult):

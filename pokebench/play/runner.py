@@ -245,18 +245,20 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Pa
     matchups = list(dict.fromkeys((s.p1, s.p2) for s in plan.specs if s.game == 1))  # (A, B) in the run's order
     with _server(cfg, run_dir / "showdown.log") as server:
         check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
+        progress = Progress(0, 0, plan.name)  # one bar for the whole run: each step adds its games
 
         async def play(specs: list[GameSpec]) -> None:
-            await play_rounds(replace(plan, specs=specs), cfg, store, server, run_dir, now=now)
+            progress.plan_more(len(specs))
+            await play_rounds(replace(plan, specs=specs), cfg, store, server, run_dir, now=now, progress=progress)
 
         try:
             specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, run_dir,
                                                    lambda: sequential.finished_games(run_dir), play)
         finally:
+            progress.close()
             for factory in plan.factories.values():
                 if isinstance(factory, ExternalCompetitor):
                     asyncio.run(factory.shutdown())
-    log.info("Sequential run %s: %s", plan.name, why)
     print(run_summary(run_dir, plan.name, len(specs), now, cfg.get("anchor")), flush=True)
     print(f"{plan.name}: {why}")
     return len({s.game_id for s in specs} - done_in_run(run_dir))

@@ -10,9 +10,14 @@ How the next matchups are chosen: the normal approximation of the MAP fit gives 
 covariance Σ of the ratings; one more pair of matchup (i, j) adds information
 w = 2·c²·p(1−p) along e_i − e_j (c = ln 10 / 400, p the fitted win chance), which lowers the
 variance of player k's rating (relative to the anchor, u = e_k − e_a) by
-w·(uᵀΣv)² / (1 + w·vᵀΣv). Each pick goes to the matchup that most lowers the variance of the
-player whose interval is widest, ties broken by the total over the unfinished players, then
-by the matchups' order; Σ is updated (rank one) before the next pick of the same step.
+w·(uᵀΣv)² / (1 + w·vᵀΣv). Each interval still above the target is foreseen to shrink as its
+posterior sd would; each pick goes to the matchup that takes the most Elo points off what the
+intervals exceed the target by, summed (ties: the most narrowing in all, then the matchups'
+order), and Σ is updated (rank one) before the next pick of the same step. Lopsided games carry
+little information (p(1−p) is small), so a player whose every game is lopsided is not fed every
+pair while the others could reach the target. When the pair budget ends first, the reason names
+the widest interval, its width, and about how many more pairs of which matchup would bring it to
+the target (:func:`pairs_to_target`).
 
 Pair j of a matchup has pair j's seeds (the same in every matchup, as in a fixed run), and
 every choice depends only on finished games and seeded bootstraps: two runs of the same
@@ -37,10 +42,10 @@ from scipy.special import expit
 
 from pokebench.games import GameSpec
 from pokebench.play.schedule import build_schedule
-from pokebench.results.ratings import SCALE, RatingsError, fit_ratings
+from pokebench.results.ratings import SCALE, RatingsError, fit_ratings, posterior_covariance, score_matrix
 from pokebench.util import atomic_write_text
 
-__all__ = ["SequentialConfig", "Step", "enabled", "read_config", "next_step", "choose_matchups", "run_sequential",
+__all__ = ["SequentialConfig", "Step", "enabled", "read_config", "next_step", "choose_matchups", "pairs_to_target", "run_sequential",
            "STATE_FILE", "finished_games", "specs_for"]
 
 STATE_FILE = "sequential.json"
@@ -109,55 +114,110 @@ def _widths(games: pd.DataFrame, conf: SequentialConfig) -> tuple[dict[str, floa
     return {p: float(width.get(p, math.inf)) for p in conf.players}, table
 
 
+class _Posterior:
+    """The normal approximation of the fit: Σ (Elo²) and the fitted win chances, to foresee what more pairs give."""
+
+    def __init__(self, games: pd.DataFrame, table: pd.DataFrame, anchor: str, prior_sd: float) -> None:
+        self.players = list(table["player"])
+        self.index = {p: k for k, p in enumerate(self.players)}
+        r = table.set_index("player")["elo"].reindex(self.players).to_numpy(float)
+        _, N = score_matrix(games, self.players)
+        self.cov = posterior_covariance(N, r, prior_sd)
+        self.p = expit(SCALE * (r[:, None] - r[None, :]))
+        self.anchor = self.index[anchor]
+
+    def direction(self, a: str, b: str) -> tuple[np.ndarray, float]:
+        """e_a − e_b and the information one mirror pair of a vs b adds along it: 2·c²·p(1−p)."""
+        v = np.zeros(len(self.players))
+        v[self.index[a]], v[self.index[b]] = 1.0, -1.0
+        p = self.p[self.index[a], self.index[b]]
+        return v, 2 * SCALE**2 * p * (1 - p)
+
+    def relative(self, k: str) -> np.ndarray:
+        """e_k − e_anchor: player k's rating as published."""
+        u = np.zeros(len(self.players))
+        u[self.index[k]] += 1.0
+        u[self.anchor] -= 1.0
+        return u
+
+    def variance(self, k: str) -> float:
+        u = self.relative(k)
+        return float(u @ self.cov @ u)
+
+    def variance_after(self, k: str, a: str, b: str, pairs: float = 1) -> float:
+        """Var of k's published rating after ``pairs`` more pairs of a vs b (repeated rank-one updates)."""
+        v, w = self.direction(a, b)
+        sv = self.cov @ v
+        return self.variance(k) - pairs * w * float(self.relative(k) @ sv) ** 2 / (1 + pairs * w * float(v @ sv))
+
+    def add(self, a: str, b: str) -> None:
+        v, w = self.direction(a, b)
+        sv = self.cov @ v
+        self.cov = self.cov - w * np.outer(sv, sv) / (1 + w * float(v @ sv))
+
+
 def choose_matchups(games: pd.DataFrame, table: pd.DataFrame, matchups: Sequence[tuple[str, str]],
                     widths: dict[str, float], conf: SequentialConfig, budget: int) -> list[tuple[str, str]]:
     """The matchups of the next step (a matchup can be chosen more than once), see the module doc."""
-    players = list(table["player"])
-    index = {p: k for k, p in enumerate(players)}
-    r = table.set_index("player")["elo"].reindex(players).to_numpy(float)
-    pairs = [(a, b) for a, b in matchups if a in index and b in index]
-    n = len(players)
-    # minus the Hessian of the log posterior at the fit (the same matrix as ratings.posterior_sd)
-    N = np.zeros((n, n))
-    for p1, p2 in zip(games["p1"], games["p2"]):
-        if p1 in index and p2 in index and p1 != p2:
-            N[index[p1], index[p2]] += 1
-            N[index[p2], index[p1]] += 1
-    p = expit(SCALE * (r[:, None] - r[None, :]))
-    c = SCALE**2 * N * p * (1 - p)
-    A = -c
-    A[np.diag_indices_from(A)] += c.sum(-1) + 1.0 / conf.prior_sd**2
-    cov = np.linalg.inv(A)
-    a = index[conf.anchor]
-    open_players = sorted((k for k in conf.players if widths.get(k, math.inf) > conf.target_width),
-                          key=lambda k: (-widths.get(k, math.inf), k))
+    post = _Posterior(games, table, conf.anchor, conf.prior_sd)
+    pairs = [(a, b) for a, b in matchups if a in post.index and b in post.index]
+    open_players = [k for k in conf.players if widths.get(k, math.inf) > conf.target_width and k in post.index]
+    start = {k: post.variance(k) for k in open_players}
+
+    def width(k: str, var: float) -> float:  # the measured width, scaled as the posterior sd would shrink
+        return widths[k] * math.sqrt(max(var, 0.0) / start[k])
+
     chosen: list[tuple[str, str]] = []
     for _ in range(min(conf.batch, budget)):
         if not open_players:
             break
         best, best_key = None, None
         for m, (x, y) in enumerate(pairs):
-            v = np.zeros(n)
-            v[index[x]], v[index[y]] = 1.0, -1.0
-            w = 2 * SCALE**2 * p[index[x], index[y]] * (1 - p[index[x], index[y]])
-            sv = cov @ v
-            gains = []
-            for k in open_players:
-                u = np.zeros(n)
-                u[index[k]] += 1.0
-                u[a] -= 1.0
-                gains.append(w * float(u @ sv) ** 2 / (1 + w * float(v @ sv)))
-            key = (round(gains[0], 12), round(sum(gains), 12), -m)
+            now = [width(k, post.variance(k)) for k in open_players]
+            after = [width(k, post.variance_after(k, x, y)) for k in open_players]
+            over = sum(max(w0 - conf.target_width, 0.0) - max(w1 - conf.target_width, 0.0)
+                       for w0, w1 in zip(now, after))
+            key = (round(over, 9), round(sum(now) - sum(after), 9), -m)
             if best_key is None or key > best_key:
                 best, best_key = (x, y), key
         assert best is not None
         chosen.append(best)
-        v = np.zeros(n)
-        v[index[best[0]]], v[index[best[1]]] = 1.0, -1.0
-        w = 2 * SCALE**2 * p[index[best[0]], index[best[1]]] * (1 - p[index[best[0]], index[best[1]]])
-        sv = cov @ v
-        cov = cov - w * np.outer(sv, sv) / (1 + w * float(v @ sv))
+        post.add(*best)
     return chosen
+
+
+def pairs_to_target(games: pd.DataFrame, table: pd.DataFrame, matchups: Sequence[tuple[str, str]],
+                    width: float, player: str, conf: SequentialConfig) -> tuple[int, str] | None:
+    """About how many more pairs of which one matchup would bring ``player``'s interval (now ``width``) to the
+    target, by the normal approximation (the width shrinking as the posterior sd does); None if none could."""
+    post = _Posterior(games, table, conf.anchor, conf.prior_sd)
+    var = post.variance(player)
+    gap = var * (1 - (conf.target_width / width) ** 2)  # the variance to lose
+    best: tuple[int, str] | None = None
+    for a, b in matchups:
+        v, w = post.direction(a, b)
+        sv = post.cov @ v
+        reach = float(post.relative(player) @ sv) ** 2 - gap * float(v @ sv)
+        if w > 0 and reach > 0:
+            need = math.ceil(gap / (w * reach))
+            if best is None or need < best[0]:
+                best = (need, f"{a}-vs-{b}")
+    return best
+
+
+def budget_reason(games: pd.DataFrame, table: pd.DataFrame | None, matchups: Sequence[tuple[str, str]],
+                  widths: dict[str, float], conf: SequentialConfig, total: int) -> str:
+    """Why the run stopped with intervals still too wide: the widest, how wide, and what more pairs would give."""
+    over = sorted(((w, k) for k, w in widths.items() if w > conf.target_width), reverse=True)
+    width, player = over[0]
+    text = (f"pair budget spent before the target: {total} of {conf.max_pairs} pairs (sequential.max_pairs) played; "
+            f"{player}'s interval is {width:.0f} Elo wide, target {conf.target_width:g}")
+    need = None if table is None or math.isinf(width) else pairs_to_target(games, table, matchups, width, player, conf)
+    if need is not None:
+        text += f" (about {need[0]} more pairs of {need[1]} would get it there, by the normal approximation)"
+    others = ", ".join(f"{k} {w:.0f}" for w, k in over[1:])
+    return text + (f"; also above: {others}" if others else "") + \
+        ". Raise sequential.max_pairs or sequential.target_width and start again to play on."
 
 
 def next_step(games: pd.DataFrame, pairs: dict[str, int], matchups: Sequence[tuple[str, str]],
@@ -169,7 +229,7 @@ def next_step(games: pd.DataFrame, pairs: dict[str, int], matchups: Sequence[tup
         return None, widths, (f"target reached: every listed player's interval is at most {conf.target_width:g} "
                               f"Elo wide after {total} pairs")
     if total >= conf.max_pairs:
-        return None, widths, f"pair budget spent: {total} of {conf.max_pairs} pairs played"
+        return None, widths, budget_reason(games, table, matchups, widths, conf, total)
     budget = conf.max_pairs - total
     if table is None:  # not fittable yet (e.g. a player never met the others): one more pair of every matchup
         picks = list(matchups)[:budget]

@@ -25,6 +25,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 __all__ = ["RatingsError", "expected_score", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
+           "posterior_covariance",
            "uncertainty_rank", "INTERVAL_RULE", "RANK_RULE"]
 
 #: How :func:`fit_ratings` chooses the reported interval (also written to meta.json).
@@ -219,18 +220,23 @@ def _newton(W, N, prior_sd: float, r0=None, tol: float = 1e-10, max_iter: int = 
     raise RatingsError(f"Newton did not converge in {max_iter} iterations")
 
 
-def posterior_sd(W: np.ndarray, N: np.ndarray, r: np.ndarray, anchor: int, prior_sd: float) -> np.ndarray:
-    """Posterior standard deviation of each rating minus the anchor's, in Elo points.
-
-    The normal approximation at the MAP ``r``: covariance = inverse of minus the Hessian of the
-    log posterior (``_newton`` uses the same matrix), sd_i = sqrt(var r_i + var r_a - 2 cov).
-    It needs no resampling, so it stays honest when there are too few pairs for a bootstrap.
-    """
+def posterior_covariance(N: np.ndarray, r: np.ndarray, prior_sd: float) -> np.ndarray:
+    """Covariance of the ratings (Elo²) in the normal approximation at the MAP ``r``: the inverse of
+    minus the Hessian of the log posterior (``_newton`` uses the same matrix); N[i, j] games between i and j."""
     p = expit(SCALE * (r[:, None] - r[None, :]))
     c = SCALE**2 * N * p * (1.0 - p)
     A = -c
     A[np.diag_indices_from(A)] += c.sum(-1) + 1.0 / prior_sd**2
-    cov = np.linalg.inv(A)
+    return np.linalg.inv(A)
+
+
+def posterior_sd(W: np.ndarray, N: np.ndarray, r: np.ndarray, anchor: int, prior_sd: float) -> np.ndarray:
+    """Posterior standard deviation of each rating minus the anchor's, in Elo points.
+
+    sd_i = sqrt(var r_i + var r_a - 2 cov) from :func:`posterior_covariance`. It needs no
+    resampling, so it stays honest when there are too few pairs for a bootstrap.
+    """
+    cov = posterior_covariance(N, r, prior_sd)
     var = np.diag(cov) + cov[anchor, anchor] - 2 * cov[:, anchor]
     return np.sqrt(np.clip(var, 0.0, None))
 
@@ -263,7 +269,8 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
 
     - ``boot_*``: percentile interval of a bootstrap that draws mirror pairs (both games
       together) with replacement (a game whose partner is missing is its own unit), extended
-      to contain the point estimate; NaN with n_bootstrap=0.
+      to contain the point estimate; NaN with n_bootstrap=0. A sample with no game of the anchor
+      is drawn again (nothing would put it on the anchor's scale).
     - ``post_*``: elo ± z·sd of the MAP fit's normal approximation (:func:`posterior_sd`).
     - ``ci_*``: the wider of the two (:data:`INTERVAL_RULE`); ``interval`` says which one
       gave it. One mirror pair has one possible bootstrap sample, so its bootstrap interval is
@@ -287,9 +294,12 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
     elo[a] = anchor_elo
     low = high = np.full(len(players), np.nan)
     if n_bootstrap > 0:
-        Wb, Nb = _bootstrap_matrices(folded, n_bootstrap, np.random.default_rng(seed))
-        if (Nb[:, a].sum(-1) == 0).any():
-            warnings.warn(f"anchor {anchor!r} has no games in some bootstrap samples")
+        rng = np.random.default_rng(seed)
+        Wb, Nb = _bootstrap_matrices(folded, n_bootstrap, rng)
+        # A sample without a game of the anchor cannot be put on its scale (the anchor's rating there is the
+        # prior's guess): it is drawn again. Only with a few pairs does this happen (the anchor has games).
+        while (lost := Nb[:, a].sum(-1) == 0).any():
+            Wb[lost], Nb[lost] = _bootstrap_matrices(folded, int(lost.sum()), rng)
         rb = _newton(Wb, Nb, prior_sd, r0=r)
         samples = rb - rb[:, [a]] + anchor_elo
         samples[:, a] = anchor_elo
