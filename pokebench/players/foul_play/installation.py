@@ -75,7 +75,7 @@ def what_to_install(places: Sequence[Path] = ()) -> str:
             f"says; its requirements.txt builds {ENGINE} {ENGINE_VERSION} from source with terastallization (Rust and "
             f"crates.io needed). Put the checkout at {where}, or set FOULPLAY_DIR (and FOULPLAY_PYTHON), or the "
             "`checkout` and `python` options of conf/player/foul_play.yaml (README, section Foul Play). "
-            "`python -m pokebench.players.foul_play.installation` checks what PokéBench finds.")
+            "`pokebench-foulplay` (in a checkout: `.venv/bin/pokebench-foulplay`) checks what PokéBench finds.")
 
 
 @dataclass(frozen=True)
