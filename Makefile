@@ -43,7 +43,7 @@ $(ENGINE_STAMP): $(VENV)/.installed
 	else \
 		echo "poke-engine is not built: Rust's cargo is missing. Install Rust (https://rustup.rs), then run make setup" >&2; \
 		echo "again. Everything but the search bot (its tests are skipped) works without it; make run plays it:" >&2; \
-		echo "without the engine play $(PY) -m pokebench +run=bots-calibration '~players.search'" >&2; \
+		echo "without the engine play $(PY) -m pokebench +run=bots-calibration '~players.search' matchups=all" >&2; \
 	fi
 
 # Test-only: the independent battle-text renderer the tests compare PokéBench's text with (@pkmn/view).

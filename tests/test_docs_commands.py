@@ -6,8 +6,8 @@ without a check fails :func:`test_every_documented_command_is_run_or_mirrored`, 
 
 RUN commands are played in a temporary copy of the checkout (its ``.venv`` and the installed server linked
 in; runs/ and data/ start empty), in order, through bash, with these tiny-size substitutions:
-``pairs=1`` appended to runs that play games (and ``'~players.search'`` to ``bots-calibration``, whose
-search bot costs minutes: tests/test_search.py plays it); ``--cfg job`` (Hydra composes the config and
+``pairs=1`` appended to runs that play games (and ``'~players.search' matchups=all`` to ``bots-calibration``,
+whose search bot costs minutes: tests/test_search.py plays it); ``--cfg job`` (Hydra composes the config and
 prints it, nothing is played) for runs that need a model server or an API key; names that need a run
 (``bots-calibration``, ``RUN``) become the ``bots-smoke`` run played first.
 """
@@ -36,7 +36,7 @@ RUN: dict[str, tuple[str, str]] = {
     f"{PY} +run=bots-smoke '+player@players.example=example' name=with-example":
         (f"{PY} +run=bots-smoke '+player@players.example=example' name=with-example pairs=1", "example"),
     f"{PY} -m +run=bots-calibration name=sharded shard=0/2,1/2 publish=false":
-        (f"{PY} -m +run=bots-calibration name=sharded shard=0/2,1/2 publish=false pairs=1 '~players.search'",
+        (f"{PY} -m +run=bots-calibration name=sharded shard=0/2,1/2 publish=false pairs=1 '~players.search' matchups=all",
          "stored in all"),
     f"{PY}.cli.publish sharded": (f"{PY}.cli.publish sharded", "sharded"),
     "POKEBENCH_SITE=data/site/bots-smoke .venv/bin/jupyter-execute notebooks/analysis.ipynb "

@@ -40,7 +40,8 @@ from pokebench.player.bench_player import BenchPlayer
 if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
     from pokebench.engine.search import ActionValue, SearchResult
 #: What a run that lists the search bot can do on a machine without the engine.
-WITHOUT_IT = "Or play the run without the search bot: add '~players.search' to the command line."
+WITHOUT_IT = ("Or play the run without the search bot: add '~players.search' matchups=all to the command line "
+              "(its other players, all against all).")
 
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
