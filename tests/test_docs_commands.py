@@ -65,11 +65,12 @@ RUN: dict[str, tuple[str, str]] = {
 SERVER = "a server that runs until stopped, on a fixed port; tests/test_server.py and tests/test_foul_play.py " \
          "play against a running server"
 BENCH = "speed is measured by scripts, never asserted (make bench runs them)"
-RAY = "needs root for a loopback-only namespace: make test-ray (tests/cluster/ray.sh) runs this recipe on a one-node cluster"
 SLURM = "needs a SLURM cluster: make test-slurm (tests/cluster/slurm.sh) runs this recipe on a one-node cluster"
 LLAMA = "compiles llama.cpp (47 minutes on 2 cores) and downloads a 94 MB model; the run it serves is " \
         "composed above with --cfg job"
 OUTSIDE = "tests/test_install.py does exactly this: a built wheel in a fresh virtualenv, run from an empty folder"
+RAY = "needs Ray (the ray extra) and a Ray cluster: make test-ray (tests/cluster/ray.sh) runs this recipe on a " \
+      "one-node cluster"
 ANALYSE = "searches every decision with poke-engine (minutes); tests/test_analysis.py analyses a real run"
 
 #: documented command -> why it is not run here, and what checks it instead
@@ -91,19 +92,6 @@ NOT_RUN: dict[str, str] = {
     "hydra.launcher.mem_gb=8 hydra.launcher.timeout_min=720 hydra.launcher.signal_delay_s=300 "
     "hydra.launcher.max_num_timeout=3 concurrency=4 publish=false": SLURM,
     f"{PY}.cli.publish bots-calibration": SLURM,
-    ".venv/bin/pip install -e '.[ray]' export RAY_AUTH_MODE=token .venv/bin/ray get-auth-token --generate "
-    ".venv/bin/ray start --head --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 --num-cpus=2 "
-    "--disable-usage-stats for i in 0 1; do .venv/bin/ray job submit --address http://127.0.0.1:8265 "
-    "--submission-id bots-smoke-shard-$i-of-2-try-1 --entrypoint-num-cpus=1 -- .venv/bin/python -m pokebench "
-    "+run=bots-smoke shard=$i/2 server.sim_processes=1 concurrency=2 publish=false & done wait "
-    ".venv/bin/python -m pokebench.cli.publish bots-smoke .venv/bin/ray stop": RAY,
-    "export RAY_AUTH_MODE=token .venv/bin/ray get-auth-token --generate .venv/bin/ray start --head "
-    "--node-ip-address=HEAD_IP --port=6379 --dashboard-host=127.0.0.1 --num-cpus=0 --disable-usage-stats "
-    "export RAY_AUTH_MODE=token .venv/bin/ray start --address=HEAD_IP:6379 --node-ip-address=NODE_IP "
-    "--disable-usage-stats for i in 0 1 2 3 4 5 6 7; do .venv/bin/ray job submit --address http://127.0.0.1:8265 "
-    "--submission-id bots-calibration-shard-$i-of-8-try-1 --entrypoint-num-cpus=4 -- .venv/bin/python -m pokebench "
-    "+run=bots-calibration pairs=200 shard=$i/8 server.sim_processes=4 concurrency=4 publish=false & done wait "
-    ".venv/bin/python -m pokebench.cli.publish bots-calibration": "a Ray cluster of several machines; " + RAY,
     ".venv/bin/python -m pip install --force-reinstall --no-binary poke-engine poke-engine==0.0.48 "
     "--config-settings=\"build-args=--features poke-engine/terastallization --no-default-features\"":
         "make setup runs exactly this (test_the_engine_build_is_the_makefiles checks it); 3 minutes of CPU",
@@ -131,16 +119,43 @@ NOT_RUN: dict[str, str] = {
     f"{PY} +run=ch-smoke trajectories=3 after_pairs=3":
         "six Continual Harness runs of a model; tests/test_continual_trajectories.py plays ch-smoke with trajectories=2",
     f"{PY} analyse ch-smoke": ANALYSE,
+    ".venv/bin/pip install -e '.[ray]'": RAY,
+    "export RAY_AUTH_MODE=token": RAY,
+    ".venv/bin/ray get-auth-token --generate": RAY,
+    ".venv/bin/ray start --head --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 --num-cpus=2 "
+    "--disable-usage-stats": RAY,
+    "for i in 0 1; do .venv/bin/ray job submit --address http://127.0.0.1:8265 --submission-id "
+    "bots-smoke-shard-$i-of-2-try-1 --entrypoint-num-cpus=1 -- .venv/bin/python -m pokebench +run=bots-smoke "
+    "shard=$i/2 server.sim_processes=1 concurrency=2 publish=false & done": RAY,
+    "wait": RAY,
+    f"{PY}.cli.publish bots-smoke": RAY,
+    ".venv/bin/ray stop": RAY,
+    ".venv/bin/ray start --head --node-ip-address=HEAD_IP --port=6379 --dashboard-host=127.0.0.1 --num-cpus=0 "
+    "--disable-usage-stats": RAY,
+    ".venv/bin/ray start --address=HEAD_IP:6379 --node-ip-address=NODE_IP --disable-usage-stats": RAY,
+    "for i in 0 1 2 3 4 5 6 7; do .venv/bin/ray job submit --address http://127.0.0.1:8265 --submission-id "
+    "bots-calibration-shard-$i-of-8-try-1 --entrypoint-num-cpus=4 -- .venv/bin/python -m pokebench "
+    "+run=bots-calibration pairs=200 shard=$i/8 server.sim_processes=4 concurrency=4 publish=false & done": RAY,
 }
 
 
 def _commands(text: str) -> list[str]:
-    """The commands of the fenced bash blocks of a Markdown text, comments dropped, continuations joined."""
-    found = []
+    """The commands of the fenced bash blocks of a Markdown text: one per line, comments dropped, continuations
+    joined, a shell loop (``for ... do`` to ``done``) one command."""
+    found: list[str] = []
     for block in re.findall(r"^```(?:bash|sh|shell)\n(.*?)^```", text, re.S | re.M):
-        lines = [re.sub(r"\s+#\s.*$", "", line).strip() for line in block.replace("\\\n", " ").splitlines()]
-        lines = [" ".join(line.split()) for line in lines if line and not line.startswith("#")]
-        found += [" ".join(lines)] if any(re.match(r"for \w+ in ", line) for line in lines) else lines
+        loop: list[str] = []
+        for line in block.replace("\\\n", " ").splitlines():
+            line = " ".join(re.sub(r"\s+#\s.*$", "", line).split())
+            if not line or line.startswith("#"):
+                continue
+            if loop or re.match(r"for \w+ in ", line):
+                loop.append(line)
+                if line.split()[-1] == "done":
+                    found.append(" ".join(loop))
+                    loop = []
+            else:
+                found.append(line)
     return found
 
 
