@@ -19,7 +19,7 @@ setup: $(VENV)/.installed $(SERVER_STAMP) $(ENGINE_STAMP)
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "PokéBench needs Python 3.11 or newer; run make PYTHON=python3.11 ..."'
-	@echo "Set-up 1/3: $(VENV) with PokéBench and its Python packages (about 2 minutes on 2 idle cores)"
+	@echo "Set-up 1/3: $(VENV) with PokéBench and its Python packages (2 to 9 minutes, 9 on 2 busy shared cores)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -29,7 +29,7 @@ $(VENV)/.installed: pyproject.toml
 $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(wildcard showdown-server/scripts/*.js) $(VENV)/.installed
 	@command -v node >/dev/null || { echo "Node.js is missing: install Node.js 20 (https://nodejs.org), then run make again." >&2; exit 1; }
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
-	@echo "Set-up 2/3: the pinned Showdown server in showdown-server/ (npm ci and the data exported from it, under a minute)"
+	@echo "Set-up 2/3: the pinned Showdown server in showdown-server/ (npm ci and the data exported from it, about 40 s)"
 	$(PY) -m pokebench.cli.server install
 	touch $@
 
@@ -38,7 +38,7 @@ $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json 
 $(ENGINE_STAMP): $(VENV)/.installed
 	@if $(PY) -m pokebench.engine.check >/dev/null 2>&1; then touch $@; \
 	elif command -v cargo >/dev/null; then \
-		echo "Set-up 3/3: building poke-engine 0.0.48 for Gen 9 with Terastallization (about 3 minutes)"; \
+		echo "Set-up 3/3: building poke-engine 0.0.48 for Gen 9 with Terastallization (about 3 minutes; seconds when pip has built it before)"; \
 		$(ENGINE_INSTALL) && $(PY) -m pokebench.engine.check && touch $@; \
 	else \
 		echo "poke-engine is not built: Rust's cargo is missing. Install Rust (https://rustup.rs), then run make setup" >&2; \
