@@ -144,11 +144,11 @@ class _Posterior:
         u = self.relative(k)
         return float(u @ self.cov @ u)
 
-    def variance_after(self, k: str, a: str, b: str, pairs: float = 1) -> float:
-        """Var of k's published rating after ``pairs`` more pairs of a vs b (repeated rank-one updates)."""
+    def variance_after(self, k: str, a: str, b: str) -> float:
+        """Var of k's published rating after one more pair of a vs b (a rank-one update)."""
         v, w = self.direction(a, b)
         sv = self.cov @ v
-        return self.variance(k) - pairs * w * float(self.relative(k) @ sv) ** 2 / (1 + pairs * w * float(v @ sv))
+        return self.variance(k) - w * float(self.relative(k) @ sv) ** 2 / (1 + w * float(v @ sv))
 
     def add(self, a: str, b: str) -> None:
         v, w = self.direction(a, b)
@@ -193,6 +193,7 @@ def pairs_to_target(games: pd.DataFrame, table: pd.DataFrame, matchups: Sequence
     post = _Posterior(games, table, conf.anchor, conf.prior_sd)
     var = post.variance(player)
     gap = var * (1 - (conf.target_width / width) ** 2)  # the variance to lose
+    # n more pairs of one matchup: var − n·w·(uᵀΣv)² / (1 + n·w·vᵀΣv) ≤ var − gap  ⇔  n ≥ gap / (w·((uᵀΣv)² − gap·vᵀΣv))
     best: tuple[int, str] | None = None
     for a, b in matchups:
         v, w = post.direction(a, b)
