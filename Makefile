@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
-	touch $@
+	@touch $@
 
 # npm ci, PokéBench's config and plugin, and the data exported from the server (showdown-server/generated/).
 $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json showdown-server/config/config.js showdown-server/plugin/pokebench.js $(wildcard showdown-server/scripts/*.js) $(VENV)/.installed
@@ -31,7 +31,7 @@ $(SERVER_STAMP): showdown-server/package.json showdown-server/package-lock.json 
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
 	@echo "Set-up 2/3: the pinned Showdown server in showdown-server/ (npm ci and the data exported from it, about 40 s)"
 	$(PY) -m pokebench.cli.server install
-	touch $@
+	@touch $@
 
 # The search engine: built once (about 3 minutes of CPU; pip caches the build). Without Rust's cargo
 # everything else works; the search bot and its tests need it.
@@ -51,7 +51,7 @@ $(ORACLE_STAMP): showdown-server/oracle/package.json showdown-server/oracle/pack
 	@command -v npm >/dev/null || { echo "npm is missing: install Node.js 20 with npm, then run make again." >&2; exit 1; }
 	@echo "For the tests: the independent battle-text renderer in showdown-server/oracle/ (npm ci, about 10 s)"
 	cd showdown-server/oracle && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	@touch $@
 
 run: setup
 	$(PY) -m pokebench +run=$(RUN)
