@@ -219,6 +219,7 @@ def _copy_of_the_checkout(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_the_documented_commands_run(tmp_path: Path) -> None:
     root = _copy_of_the_checkout(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POKEBENCH_", "PYTHONPATH"))}
