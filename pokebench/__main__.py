@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 from types import FrameType
+from typing import NoReturn
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -39,7 +40,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     sys.exit(2)
 

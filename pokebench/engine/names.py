@@ -55,7 +55,7 @@ def _probe(kind: str, name: str) -> str:
         mon["types"] = (name, "typeless")
     else:
         side["volatile_statuses"] = {name}
-    state = State(side_one=Side(pokemon=[Pokemon(**mon)], **side))  # type: ignore[arg-type]
+    state = State(side_one=Side(pokemon=[Pokemon(**mon)], **side))
     return guarded(f"on the {kind} {name!r}", state.to_string)
 
 

@@ -120,7 +120,7 @@ def _side(side: SideSpec, where: str) -> Side:
     slots = [m.id for m in active.moves]
     return Side(
         pokemon=[_mon(m, f"{where}.mons[{i}]") for i, m in enumerate(side.mons)],
-        active_index=str(side.active),  # type: ignore[arg-type]  # the engine takes the index as text
+        active_index=str(side.active),  # the engine takes the index as text
         side_conditions=SideConditions(toxic_count=side.toxic_count, **conditions),
         volatile_statuses={engine_name("volatile", v, f"{where}.volatiles") for v in side.volatiles},
         volatile_status_durations=VolatileStatusDurations(

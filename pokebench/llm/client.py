@@ -314,7 +314,7 @@ class ChatClient:
         """One request; the time-out is a deadline for the whole answer, however slowly it arrives."""
         async def request() -> Any:
             raw = await client.chat.completions.with_raw_response.create(
-                model=self.config.model, messages=messages, **params)  # type: ignore[arg-type]
+                model=self.config.model, messages=messages, **params)
             return raw.http_response.content
 
         return await asyncio.wait_for(request(), timeout=self.config.timeout)

@@ -161,6 +161,7 @@ class LocalOpenAI:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str), "an IPv4 server's address is (host text, port)"
         return f"http://{host}:{port}/v1"
 
     def start(self) -> "LocalOpenAI":

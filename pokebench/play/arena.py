@@ -24,12 +24,11 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Protocol, Sequence
+from typing import Any, AsyncGenerator, Callable, Protocol, Sequence
 
-from poke_env.player import Player
 from websockets.exceptions import WebSocketException
 
-from pokebench.player.bench_player import GameContext
+from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
@@ -39,13 +38,15 @@ from pokebench.util import utc_now
 
 log = logging.getLogger(__name__)
 
-#: A poke-env Player class (or factory of fresh players), or an external competitor.
-PlayerFactory = Callable[..., Player] | ExternalCompetitor
+#: A BenchPlayer class (or factory of fresh ones: poke-env players with the hooks), or an external competitor.
+PlayerFactory = Callable[..., BenchPlayer] | ExternalCompetitor
 
 
 class ShowdownServer(Protocol):
-    address: ServerAddress
     restarts: int
+
+    @property
+    def address(self) -> ServerAddress | None: ...  # None until it is started
 
     def is_alive(self) -> bool: ...
     def ensure_running(self, unresponsive: bool = False) -> bool: ...
@@ -123,9 +124,12 @@ class Arena:
 
     # ---- the server connection -----------------------------------------------------------
     async def _connect(self) -> _Connection:
-        admin = AdminClient(self.server.address, timeout=self.liveness_timeout)
+        address = self.server.address
+        if address is None:
+            raise RuntimeError("the arena was given a Showdown server that is not started: start it first")
+        admin = AdminClient(address, timeout=self.liveness_timeout)
         await admin.__aenter__()
-        return _Connection(admin, self.server.address)
+        return _Connection(admin, address)
 
     async def _current(self) -> _Connection:
         async with self._reconnect_lock:
@@ -174,7 +178,7 @@ class Arena:
                     pass  # a refused or lost command: the checks above see a lost connection
 
     # ---- playing --------------------------------------------------------------------------
-    async def play(self, specs: Sequence[GameSpec]) -> AsyncIterator[GameResult | HarnessError | NotStarted]:
+    async def play(self, specs: Sequence[GameSpec]) -> AsyncGenerator[GameResult | HarnessError | NotStarted, None]:
         gate = asyncio.Semaphore(self.concurrency)
         watcher = asyncio.create_task(self._watch_server())
 
@@ -229,6 +233,10 @@ class Arena:
         loop = asyncio.get_running_loop()
         healthy = False
         battle_tasks: list[asyncio.Future[None]] = []
+
+        def on_failure(_err: BaseException) -> None:  # called from poke-env's thread
+            loop.call_soon_threadsafe(failure.set)
+
         self._in_flight[spec.game_id] = seats
         try:
             for side, name, team_seed in (("p1", spec.p1, spec.p1_team_seed), ("p2", spec.p2, spec.p2_team_seed)):
@@ -236,8 +244,7 @@ class Arena:
                 context = GameContext(spec.game_id, side, spec.battle_seed, team_seed,
                                       extra={"player": name, "run": spec.run, "turn_limit": self.turn_limit},
                                       work_dir=self.work_root / name if self.work_root else None)
-                seats[side].begin_game(context,
-                                       lambda _err: loop.call_soon_threadsafe(failure.set))
+                seats[side].begin_game(context, on_failure)
             await asyncio.gather(*(seat.ready() for seat in seats.values()))
             challenger, acceptor = ("p1", "p2") if seats["p1"].can_challenge else ("p2", "p1")
             if not seats[challenger].can_challenge:
@@ -317,7 +324,8 @@ class Arena:
         died = asyncio.ensure_future(conn.dead.wait())
         try:
             while True:
-                done, _ = await asyncio.wait({record_future, failed, died}, timeout=1.0,
+                waiting: set[asyncio.Future[Any]] = {record_future, failed, died}
+                done, _ = await asyncio.wait(waiting, timeout=1.0,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if record_future in done:
                     error = record_future.exception()

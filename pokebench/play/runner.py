@@ -166,8 +166,9 @@ def done_in_run(run_dir: Path) -> set[str]:
 
 
 def _budget_and_models(cfg: DictConfig) -> tuple[Budget, dict[str, Any]]:
-    players = OmegaConf.to_container(cfg.players, resolve=True)
-    assert isinstance(players, dict)
+    container = OmegaConf.to_container(cfg.players, resolve=True)
+    assert isinstance(container, dict)
+    players = {str(name): entry for name, entry in container.items()}
     try:
         return Budget.from_config(cfg.get("budget_usd"), players), model_configs(players)
     except (BudgetError, ModelConfigError) as err:

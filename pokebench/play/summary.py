@@ -41,12 +41,14 @@ class ThisStart:
 
 def store_spend(run_dir: Path) -> dict[str, dict[str, float]]:
     """Spend and tokens per player over every store of the run (whole and shards)."""
-    total: dict[str, Counter[str]] = {}
+    total: dict[str, dict[str, float]] = {}
     for path in run_stores(run_dir):
         with RunStore.open_existing(path, check=False) as store:  # the run may hold it open
             for player, row in store.spend_by_player().items():
-                total.setdefault(player, Counter()).update(row)
-    return {k: dict(v) for k, v in total.items()}
+                sums = total.setdefault(player, {})
+                for key, value in row.items():
+                    sums[key] = sums.get(key, 0) + value
+    return total
 
 
 def _frames(run_dir: Path, table: str) -> pd.DataFrame:
@@ -67,7 +69,7 @@ def all_games(run_dir: Path) -> pd.DataFrame:
 def games_per_player(games: pd.DataFrame) -> dict[str, int]:
     if games.empty:
         return {}
-    return Counter(games["p1"]) + Counter(games["p2"])  # type: ignore[return-value]
+    return Counter(games["p1"]) + Counter(games["p2"])
 
 
 def _leaderboard(run_dir: Path, games: pd.DataFrame, anchor: str | None) -> list[str]:

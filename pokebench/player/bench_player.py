@@ -90,7 +90,7 @@ class BenchHooks:
 
     # ---- poke-env overrides ------------------------------------------------------------------
 
-    async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:  # type: ignore[override]
+    async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:
         self.last_activity = time.monotonic()
         for message in split_messages[1:]:
             if self.game_over:

@@ -121,7 +121,7 @@ class LLMPlayer(BenchPlayer):
         return self.game.side if self.game is not None else default
 
     # ---- what the player receives -----------------------------------------------------------
-    async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:  # type: ignore[override]
+    async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:
         for message in split_messages[1:]:
             if len(message) > 1 and message[1] not in _HIDDEN_COMMANDS:
                 self._raw_lines.append("|".join(message))
@@ -134,7 +134,7 @@ class LLMPlayer(BenchPlayer):
         return self._text.feed(pending)
 
     # ---- deciding ---------------------------------------------------------------------------
-    async def choose_move(self, battle: AbstractBattle) -> BattleOrder:  # type: ignore[override]
+    async def choose_move(self, battle: AbstractBattle) -> BattleOrder:
         # The hooks (pokebench.player.bench_player) count the call, time it and turn an exception into a harness error.
         if self.failure is not None:  # the game is being voided: no more API calls
             return self.choose_default_move()

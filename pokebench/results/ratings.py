@@ -78,7 +78,7 @@ def _finished(games: pd.DataFrame, unit_cols: bool = False) -> tuple[pd.DataFram
 
 def _indices(g: pd.DataFrame, players: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     index = pd.Index(players)
-    i, j = index.get_indexer(g["p1"]), index.get_indexer(g["p2"])
+    i, j = index.get_indexer(pd.Index(g["p1"])), index.get_indexer(pd.Index(g["p2"]))
     if (i < 0).any() or (j < 0).any():
         unknown = sorted((set(g["p1"]) | set(g["p2"])) - set(players))
         raise RatingsError(f"players {unknown} are in the games but not in `players`")

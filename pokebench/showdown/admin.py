@@ -79,9 +79,10 @@ class AdminClient:
         finally:
             self.closed.set()
             error = AdminError("the connection to the Showdown server was lost")
-            for future in [*self._replies.values(), *self._records.values()]:
-                if not future.done():
-                    future.set_exception(error)
+            waiters: list[asyncio.Future[Any]] = [*self._replies.values(), *self._records.values()]
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_exception(error)
 
     async def _handle(self, line: str) -> None:
         if line.startswith("|challstr|"):
@@ -97,24 +98,24 @@ class AdminClient:
             _, _, kind, payload = line.split("|", 3)
             if kind == "record":
                 record = json.loads(payload)
-                future = self._records.pop(record["game_id"], None)
-                if future is not None and not future.done():
-                    future.set_result(record)
+                record_waiter = self._records.pop(record["game_id"], None)
+                if record_waiter is not None and not record_waiter.done():
+                    record_waiter.set_result(record)
             elif kind == "crashed":
                 report = json.loads(payload)
-                future = self._records.pop(report["game_id"], None)
-                if future is not None and not future.done():
-                    future.set_exception(SimulatorCrashed(report.get("detail", "the simulator process died")))
+                record_waiter = self._records.pop(report["game_id"], None)
+                if record_waiter is not None and not record_waiter.done():
+                    record_waiter.set_exception(SimulatorCrashed(report.get("detail", "the simulator process died")))
             elif kind in ("refused", "error"):
-                for future in self._replies.values():
-                    if not future.done():
-                        future.set_exception(AdminError(f"the server refused a harness command: {payload}"))
+                for reply_waiter in self._replies.values():
+                    if not reply_waiter.done():
+                        reply_waiter.set_exception(AdminError(f"the server refused a harness command: {payload}"))
                 self._replies.clear()
             else:
                 key = payload.split("|", 1)[0] if kind == "format" else ("" if kind == "pong" else payload)
-                future = self._replies.pop((kind, key), None)
-                if future is not None and not future.done():
-                    future.set_result(payload)
+                reply = self._replies.pop((kind, key), None)
+                if reply is not None and not reply.done():
+                    reply.set_result(payload)
 
     async def _log_in(self) -> None:
         reserved = self.username.lower().startswith(HARNESS_NAME_PREFIX)

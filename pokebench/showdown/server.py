@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 from pokebench import paths
 from pokebench.showdown.address import ServerAddress
@@ -182,7 +182,7 @@ class LocalShowdown:
         self._root_hold = -1
         self.address: ServerAddress | None = None
         self.restarts = 0
-        self._log_file = None
+        self._log_file: BinaryIO | None = None
         # The arena restarts the server from worker threads (its watcher, a game's reconnect): one at a time.
         self._lifecycle = threading.RLock()
 

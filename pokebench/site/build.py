@@ -98,7 +98,7 @@ def _slugs(names: list[str]) -> dict[str, str]:
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: (None if fmt.missing(v) else v) for k, v in row.items()} for row in df.to_dict("records")]
+    return [{str(k): (None if fmt.missing(v) else v) for k, v in row.items()} for row in df.to_dict("records")]
 
 
 def _pair_label(grp: pd.DataFrame, a: str, b: str, me: str | None = None) -> str:

@@ -10,19 +10,27 @@ import pandas as pd
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = ["plot_ratings", "plot_h2h", "plot_cost", "plot_learning_curve", "save_svg"]
 
-SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "pokebench", "font.size": 10}
+SVG_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "pokebench", "font.size": 10}
 
 
 def _axes(ax: "Axes | None", size: tuple[float, float]) -> "Axes":
     if ax is not None:
         return ax
     return Figure(figsize=size, layout="constrained").add_subplot()
+
+
+def _figure(ax: "Axes") -> Figure:
+    """The figure ``ax`` is drawn on (the top one if it sits in a sub-figure): the one that can be saved."""
+    figure = ax.get_figure(root=True)
+    assert figure is not None, "an axes made by matplotlib always belongs to a figure"
+    return figure
 
 
 def plot_ratings(ratings: pd.DataFrame, ax: "Axes | None" = None, anchor: str | None = None) -> Figure:
@@ -39,7 +47,7 @@ def plot_ratings(ratings: pd.DataFrame, ax: "Axes | None" = None, anchor: str | 
     ax.set_xlabel("Elo (95% interval)")
     ax.grid(axis="x", color="#eee")
     ax.set_ylim(-0.6, len(r) - 0.4)
-    return ax.figure
+    return _figure(ax)
 
 
 def plot_h2h(h2h: pd.DataFrame, order: Sequence[str] | None = None, ax: "Axes | None" = None) -> Figure:
@@ -63,7 +71,7 @@ def plot_h2h(h2h: pd.DataFrame, order: Sequence[str] | None = None, ax: "Axes | 
     ax.set_xlabel("opponent")
     ax.set_ylabel("player")
     ax.figure.colorbar(im, ax=ax, label="win rate of the row player", shrink=0.8)
-    return ax.figure
+    return _figure(ax)
 
 
 def _spread_labels(ax: "Axes", xs: Sequence[float], ys: Sequence[float], labels: Sequence[str],
@@ -111,7 +119,7 @@ def plot_cost(ratings: pd.DataFrame, ax: "Axes | None" = None) -> Figure | None:
     ax.set_ylabel("Elo (95% interval)")
     ax.grid(color="#eee")
     _spread_labels(ax, list(cost), list(r["elo"]), list(r["player"]))
-    return ax.figure
+    return _figure(ax)
 
 
 def plot_learning_curve(curve: pd.DataFrame) -> Figure | None:

@@ -8,6 +8,8 @@ state (``types``, ``weather``...).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from pokebench.text.names import Wording
 from pokebench.text.protocol import (ALREADY_STARTED, BREAKS_PROTECTION, COUNTED_STARTS, IDENT, ITEM_TAKERS,
                                      START_FLAGS, THAWING_MOVES, WEATHER_MOVES, effect_id, effect_name, key, pad)
@@ -22,6 +24,7 @@ class EffectWords(Wording):
     types: dict[tuple[str, str], tuple[str, ...]]
     abilities_shown: dict[tuple[str, str], str]
     weather: str
+    scrub: Callable[[str], str]  # the renderer's: free text with the user names replaced
 
     def _start_effect(self, cmd, args, kw):
         ident, effect, arg3 = pad(args, 3)
