@@ -23,7 +23,7 @@ from pokebench.play.lock import RunLock
 from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
 from pokebench.games import GameSpec
 from pokebench.play.progress import Progress
-from pokebench.play.summary import ThisStart, all_games, games_per_player, run_summary, store_spend
+from pokebench.play.summary import StopKind, StopReason, ThisStart, all_games, games_per_player, run_summary, store_spend
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
@@ -75,7 +75,7 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
             async for outcome in outcomes:
                 if isinstance(outcome, NotStarted):
                     now.not_started += 1
-                    now.stop_reason = now.stop_reason or f"budget: {outcome.reason}"
+                    now.stop_reason = now.stop_reason or StopReason(StopKind.BUDGET, outcome.reason)
                     continue
                 if isinstance(outcome, GameResult):
                     store.save_game(outcome.spec, outcome.record, outcome.players, outcome.started_at, outcome.decisions)
@@ -87,7 +87,7 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
                     errors += 1
                 progress.add(outcome)
                 if isinstance(outcome, HarnessError) and outcome.fatal:
-                    now.stop_reason = outcome.detail
+                    now.stop_reason = StopReason(StopKind.FATAL, outcome.detail)
                     break  # leaving the loop cancels the games in flight: each is voided
     finally:
         following.cancel()
@@ -229,11 +229,12 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
             bound_store()
     left = len(planned - done_in_run(run_dir))
     print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
-    if now.stop_reason and now.stop_reason.startswith("budget: "):
-        raise RunStopped(f"The run stopped starting games: {now.stop_reason[8:]}. {left} game(s) are missing; "
+    stop = now.stop_reason
+    if stop is not None and stop.kind is StopKind.BUDGET:
+        raise RunStopped(f"The run stopped starting games: {stop.detail}. {left} game(s) are missing; "
                          "raise the budget and start again to play them.", exit_code=4)
-    if now.stop_reason:
-        raise RunStopped(f"The run stopped at once: {now.stop_reason}\nNo retry can fix this; fix it and start "
+    if stop is not None:
+        raise RunStopped(f"The run stopped at once: {stop.detail}\nNo retry can fix this; fix it and start "
                          f"again ({left} game(s) missing, the games in flight were voided).", exit_code=3)
     return left
 

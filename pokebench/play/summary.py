@@ -7,6 +7,7 @@ import sys
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,6 +29,24 @@ def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
 
 
+class StopKind(Enum):
+    """Why a run stopped before its planned games were played."""
+
+    #: A spending cap: no more games were started (exit code 4; a higher budget lets the run go on).
+    BUDGET = "budget"
+    #: An error no retry fixes: the games in flight were voided (exit code 3).
+    FATAL = "fatal"
+
+
+@dataclass(frozen=True)
+class StopReason:
+    kind: StopKind
+    detail: str  # the budget's reason, or the error's words
+
+    def __str__(self) -> str:
+        return f"budget: {self.detail}" if self.kind is StopKind.BUDGET else self.detail
+
+
 @dataclass
 class ThisStart:
     """What happened since the run was started this time."""
@@ -35,7 +54,7 @@ class ThisStart:
     played: int = 0
     harness_errors: Counter[str] = field(default_factory=Counter)
     not_started: int = 0
-    stop_reason: str | None = None  # a budget, or an error no retry fixes
+    stop_reason: StopReason | None = None  # the first one; a run stops once
     preflight_cost_usd: float = 0.0
 
 
