@@ -7,7 +7,6 @@ child process; whole runs are `python -m pokebench` on the real pinned Showdown 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
 import re
@@ -33,6 +32,7 @@ from pokebench.play.budget import Budget
 from pokebench.play.plan import ConfigError, plan_run
 from pokebench.play.schedule import build_schedule
 from pokebench.play.summary import ThisStart, money, run_summary
+from pokebench.player.hooks import PlayerMaker
 from pokebench.players.continual import history
 from pokebench.players.continual.edits import apply_pass
 from pokebench.players.continual.harness import (PART_PASSES, SWITCHES, Budgets, Harness, MemoryEntry, Skill,
@@ -226,8 +226,8 @@ def test_the_ablation_run_plays_each_part_switched_off_beside_the_whole_harness(
     plan = plan_run(_cfg(run="ch-ablation"), "ch-ablation")
     parts = {}
     for name, factory in plan.factories.items():
-        if getattr(factory, "func", None) is ContinualHarnessPlayer:
-            options = factory.keywords  # type: ignore[union-attr]
+        if isinstance(factory, PlayerMaker) and factory.cls is ContinualHarnessPlayer:
+            options = factory.options
             parts[name] = switched_on(options.get("without") or [], Budgets(**(options.get("budgets") or {})))
     assert parts == {"ch-full": SWITCHES, **{f"ch-no-{p}": tuple(s for s in SWITCHES if s != p) for p in SWITCHES}}
     assert {s.matchup for s in plan.specs} >= {"local-vs-max-damage", "ch-full-vs-max-damage"}
@@ -240,7 +240,7 @@ def _epoch_run(api: LocalOpenAI, work_root: Path, budget: Budget) -> set[str]:
     their trajectories (only the admitted ones). The stored games."""
     model = {"name": "m", "model": "m", "base_url": api.base_url, "api_key_env": "NO_SUCH_KEY_VAR",
              "api_key_required": False, "prices": {"input": 1, "cached_input": 0.1, "output": 2}}
-    factories = {"ch": functools.partial(ContinualHarnessPlayer, model=model, epoch_pairs=1)}
+    factories = {"ch": PlayerMaker(ContinualHarnessPlayer, {"model": model, "epoch_pairs": 1})}
     specs = build_schedule("r", "A", 3, [("ch", "bot")])
     done: set[str] = set()
 
@@ -477,7 +477,8 @@ def test_the_expert_harness_loads_within_the_budgets_anywhere_and_plans(api, mon
     assert all(len(s.steps) <= budgets.skill_chars and len(s.when) <= budgets.skill_chars for s in harness.skills)
     ContinualHarnessPlayer.check_run("pokebench-2026", FORMAT, mode="frozen", load_from="expert")  # learned from no run
     plan = plan_run(_cfg(run="ch-expert"), "ch-expert")
-    assert plan.factories["ch-expert"].keywords["load_from"] == "expert"  # type: ignore[union-attr]
+    maker = plan.factories["ch-expert"]
+    assert isinstance(maker, PlayerMaker) and maker.options["load_from"] == "expert"
 
 
 def test_the_gap_recovered_is_adaptive_minus_plain_over_expert_minus_plain_with_an_interval():

@@ -30,23 +30,18 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Protocol
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from pokebench.play.budget import Budget
 from pokebench.games import GameSpec
+from pokebench.player.hooks import ChecksRun, EpochParticipant, HasEpochs, PlayerMaker, Refines
 
 log = logging.getLogger(__name__)
 
 
-class EpochParticipant(Protocol):
-    #: Pairs per epoch; None when the player never changes during the run.
-    epoch_pairs: int | None
-
-    async def before_epoch(self, epoch: int, finished: dict[int, list[str]]) -> None:
-        """Get ready for epoch `epoch`; `finished`: epoch -> this player's stored games, for every epoch before it."""
-
-    def spend(self) -> tuple[float, str]:
-        """USD spent between epochs in this run so far (all starts), and a line saying on what."""
+def _classes(factories: Mapping[str, Any]) -> dict[str, tuple[type, dict[str, Any]]]:
+    """The class and options of each player made from them (not the external competitors), by name."""
+    return {name: (f.cls, f.options) for name, f in factories.items() if isinstance(f, PlayerMaker)}
 
 
 def epoch_of(pair: int, epoch_pairs: int) -> int:
@@ -58,22 +53,18 @@ def participants(factories: dict[str, Any], work_root: Path, run: Any = None) ->
     """The run's players that take part in epochs, by name (from the classes behind the factories);
     `run`: what the run plays (its seed text and format), given to each."""
     found: dict[str, EpochParticipant] = {}
-    for name, factory in factories.items():
-        cls, options = getattr(factory, "func", None), getattr(factory, "keywords", None) or {}
-        make = getattr(cls, "epoch_participant", None)
-        if callable(make):
-            found[name] = make(work_root / name, name, run=run, **options)
+    for name, (cls, options) in _classes(factories).items():
+        if isinstance(cls, HasEpochs):
+            found[name] = cls.epoch_participant(work_root / name, name, run=run, **options)
     return found
 
 
 def check_runs(factories: dict[str, Any], seed_text: str, battle_format: str) -> None:
     """Ask every player class with a ``check_run`` whether it may play this run (ValueError naming the fix)."""
-    for name, factory in factories.items():
-        cls, options = getattr(factory, "func", None), getattr(factory, "keywords", None) or {}
-        check = getattr(cls, "check_run", None)
-        if callable(check):
+    for name, (cls, options) in _classes(factories).items():
+        if isinstance(cls, ChecksRun):
             try:
-                check(seed_text, battle_format, **options)
+                cls.check_run(seed_text, battle_format, **options)
             except ValueError as err:
                 raise ValueError(f"Player '{name}': {err}") from None
 
@@ -81,10 +72,8 @@ def check_runs(factories: dict[str, Any], seed_text: str, battle_format: str) ->
 def refining(factories: dict[str, Any]) -> list[str]:
     """The players whose class says they change during the run (``refines(**options)``; a frozen harness does not)."""
     names = []
-    for name, factory in factories.items():
-        cls, options = getattr(factory, "func", None), getattr(factory, "keywords", None) or {}
-        refines = getattr(cls, "refines", None)
-        if callable(refines) and refines(**options):
+    for name, (cls, options) in _classes(factories).items():
+        if isinstance(cls, Refines) and cls.refines(**options):
             names.append(name)
     return sorted(names)
 

@@ -15,7 +15,6 @@ time-out resumes a run while a different model or prompt is refused.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import re
 import warnings
@@ -31,6 +30,7 @@ from pokebench.play import epochs, sequential
 from pokebench.games import GameSpec
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.player.bench_player import with_bench_hooks
+from pokebench.player.hooks import PlayerMaker, Preflight, SupportsFormats
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.server import pinned_version
 
@@ -219,10 +219,9 @@ def player_factory(name: str, player_cfg: DictConfig,
         raise ConfigError(f"Player '{name}' ({cls.__name__}) takes no option(s) {unknown}; check its conf/player/*.yaml.")
     for key, value in _timeouts(kwargs, f"players.{name}"):
         _positive_seconds(value, key)
-    preflight = getattr(cls, "preflight", None)
-    if callable(preflight):
+    if isinstance(cls, Preflight):
         try:
-            preflight(**kwargs)
+            cls.preflight(**kwargs)
         except (ValueError, OSError, RuntimeError) as err:
             raise ConfigError(f"Player '{name}': {err}") from None
     if issubclass(cls, ExternalCompetitor):
@@ -230,7 +229,7 @@ def player_factory(name: str, player_cfg: DictConfig,
         return competitor, competitor.max_in_flight
     limit = kwargs.get("max_in_flight") or (kwargs.get("model") or {}).get("max_in_flight")
     assert issubclass(cls, Player)
-    return functools.partial(with_bench_hooks(cls), **kwargs), (int(limit) if limit else None)
+    return PlayerMaker(with_bench_hooks(cls), kwargs), (int(limit) if limit else None)
 
 
 def _keyword_options(cls: type) -> set[str]:
@@ -357,7 +356,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
 
 
 def _supported_formats(cls: type) -> tuple[str, ...] | None:
-    formats = getattr(cls, "supported_formats", None)
+    formats = cls.supported_formats if isinstance(cls, SupportsFormats) else None
     return tuple(formats) if formats is not None else None
 
 

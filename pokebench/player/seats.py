@@ -19,6 +19,7 @@ from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.player.hooks import BoundsThinking, LogsDecisions, SummarizesGame
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.address import ServerAddress
 
@@ -163,8 +164,7 @@ class PokeEnvSeat(Seat):
 
     @property
     def think_bound(self) -> float | None:
-        bound = getattr(self.player, "think_bound", None)
-        return bound() if callable(bound) else None
+        return self.player.think_bound() if isinstance(self.player, BoundsThinking) else None
 
     @property
     def failure(self) -> BaseException | None:
@@ -181,10 +181,10 @@ class PokeEnvSeat(Seat):
     def summary(self) -> dict[str, Any]:
         p = self.player
         return {"class": type(p).__name__, "decisions": p.decisions, "refusals": p.refusals,
-                "choice_errors": p.choice_errors, **(p.game_summary() if hasattr(p, "game_summary") else {})}
+                "choice_errors": p.choice_errors, **(p.game_summary() if isinstance(p, SummarizesGame) else {})}
 
     def decisions(self) -> list[dict[str, Any]]:
-        return list(getattr(self.player, "decision_log", []))
+        return list(self.player.decision_log) if isinstance(self.player, LogsDecisions) else []
 
 
 class ExternalCompetitor(ABC):
