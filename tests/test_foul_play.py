@@ -247,10 +247,10 @@ def test_games_finish_with_records_and_each_process_plays_one_game_at_a_time(sho
         names.add(side["username"])
         assert result.record[fp_side(result)] == side["username"]
         assert side["decisions"] > 0 and side["decision_ms"]["max"] >= side["decision_ms"]["median"]
-        rows = [d for d in result.decisions if d["player"] == "foul-play"]
-        assert len(rows) == side["decisions"] and {d["side"] for d in rows} == {fp_side(result)}
-        assert all(d["latency_s"] >= 0 and d["action"] == "default" and not d["refusal"] for d in rows)
-        turns = [d["turn"] for d in rows]
+        rows = [d for d in result.decisions if d.player == "foul-play"]
+        assert len(rows) == side["decisions"] and {d.side for d in rows} == {fp_side(result)}
+        assert all(d.latency_s >= 0 and d.action == "default" and not d.refusal for d in rows)
+        turns = [d.turn for d in rows]
         assert turns == sorted(turns) and turns[-1] > 1
         log_text = Path(side["log"]).read_text()
         assert result.record["roomid"] in log_text and "STANDIN-ERROR" not in log_text
@@ -405,11 +405,11 @@ def test_the_real_foul_play_plays_and_records_its_commit_engine_search_and_time_
         assert side["commit"] == competitor.commit and len(side["commit"]) == 40
         assert side["engine"] == "poke-engine 0.0.48"
         assert side["search_ms_per_move"] == 200 and side["search_time_ms"] == 100 and side["decisions"] > 0
-        rows = [d for d in result.decisions if d["player"] == "foul-play"]
-        assert len(rows) == side["decisions"] and all(d["side"] == fp_side(result) for d in rows)
-        assert all(re.fullmatch(r"(move \S+( terastallize)?|switch \d)", d["action"]) for d in rows), rows
+        rows = [d for d in result.decisions if d.player == "foul-play"]
+        assert len(rows) == side["decisions"] and all(d.side == fp_side(result) for d in rows)
+        assert all(re.fullmatch(r"(move \S+( terastallize)?|switch \d)", d.action) for d in rows), rows
         # the measured time includes the search: 4 × 50 ms or 2 × 100 ms, one after the other
-        assert statistics.median(d["latency_s"] for d in rows) >= 0.2
+        assert statistics.median(d.latency_s for d in rows) >= 0.2
         assert result.record["roomid"] in Path(side["log"]).read_text()
     assert_groups_gone({e["pid"] for e in competitor.history})
 

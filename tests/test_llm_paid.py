@@ -80,10 +80,10 @@ def test_at_the_turn_limit_tie_no_call_is_made_and_the_record_is_consistent(show
     sent = len(api.requests)
     time.sleep(2.0)  # anything the player did after the end would reach the endpoint by now
     assert len(api.requests) == sent == len(result.decisions)
-    assert all(d["turn"] < 4 for d in result.decisions)  # no decision at the turn where the tie comes
+    assert all(d.turn < 4 for d in result.decisions)  # no decision at the turn where the tie comes
     summary = result.players["p1"]
     assert summary["answers"] == len(result.decisions) and summary["refusals"] == 0 == summary["refused_answers"]
-    assert summary["llm_decisions"] == len({d["decision"] for d in result.decisions})
+    assert summary["llm_decisions"] == len({d.decision for d in result.decisions})
     assert player.decision_log == result.decisions  # nothing was added after the record was taken
 
 
@@ -104,10 +104,10 @@ def test_a_voided_game_gets_no_further_request_and_keeps_its_spend(showdown, api
     sent = len(api.requests)
     time.sleep(2.5)  # a cancelled think would have answered and asked again by now
     assert len(api.requests) == sent
-    answers = [d for d in outcome.decisions if d.get("error") is None]
-    assert answers and all(d["cost_usd"] > 0 for d in answers)  # kept with the harness error
+    answers = [d for d in outcome.decisions if d.extra.get("error") is None]
+    assert answers and all(d.cost_usd > 0 for d in answers)  # kept with the harness error
     # the request in flight when the game was voided was served: it is recorded too (its tokens unknown)
-    assert [d.get("error") for d in outcome.decisions if d not in answers] == ["cancelled"]
+    assert [d.extra.get("error") for d in outcome.decisions if d not in answers] == ["cancelled"]
     assert len(outcome.decisions) == sent
     assert player.game_over
 
@@ -217,8 +217,8 @@ def test_a_context_overflow_is_a_loss_with_its_own_end_reason_once(showdown, api
     assert outcome.record["end_reason"] == "context_length" and outcome.record["winner"] == "p2"
     assert len(api.requests) == 4  # three answers, the overflow, and nothing after
     last = outcome.decisions[-1]
-    assert last["error"] == "context_length" and "maximum context length" in last["error_detail"]
-    assert [d["input_tokens"] > 0 for d in outcome.decisions[:-1]] == [True] * 3
+    assert last.extra["error"] == "context_length" and "maximum context length" in last.extra["error_detail"]
+    assert [d.input_tokens > 0 for d in outcome.decisions[:-1]] == [True] * 3
     assert outcome.players["p1"]["end_reason"] == "context_length" and outcome.players["p1"]["answers"] == 3
     with pytest.raises(ContextLengthExceeded):
         api.policy = lambda request: overflow
@@ -231,9 +231,9 @@ def test_a_context_overflow_is_a_loss_with_its_own_end_reason_once(showdown, api
 def test_the_served_model_id_and_fingerprint_are_recorded_beside_the_alias(showdown, api):
     outcome, _ = play_llm(showdown, api, "served", turn_limit=3)
     [result] = results([outcome])
-    assert {d["model"] for d in result.decisions} == {"local-test-model"}
-    assert {d["served_model"] for d in result.decisions} == {"local-test-model-2026-11-30"}
-    assert {d["system_fingerprint"] for d in result.decisions} == {"fp_local_1"}
+    assert {d.model for d in result.decisions} == {"local-test-model"}
+    assert {d.served_model for d in result.decisions} == {"local-test-model-2026-11-30"}
+    assert {d.extra["system_fingerprint"] for d in result.decisions} == {"fp_local_1"}
     facts = result.players["p1"]["model_facts"]
     assert result.players["p1"]["served_models"] == ["local-test-model-2026-11-30"]
     assert facts["base_url_host"] == "127.0.0.1" and facts["prices"]["cache_write"] == 3.75
@@ -385,13 +385,13 @@ def test_the_cache_simulator_hits_only_behind_breakpoints_and_the_cost_uses_read
         cached = play_cached_game(showdown, server)
         plain = play_cached_game(showdown, server, cache_breakpoints=False)
     with_bp, without = cached.decisions, plain.decisions
-    assert all(d["cached_input_tokens"] == 0 and d["cache_write_tokens"] == 0 for d in without)
-    assert without[0]["input_tokens"] == with_bp[0]["input_tokens"]
-    assert with_bp[0]["cached_input_tokens"] == 0 and with_bp[0]["cache_write_tokens"] == with_bp[0]["input_tokens"]
-    assert all(d["cached_input_tokens"] > 0 for d in with_bp[1:])  # each reads what the one before wrote
+    assert all(d.cached_input_tokens == 0 and d.cache_write_tokens == 0 for d in without)
+    assert without[0].input_tokens == with_bp[0].input_tokens
+    assert with_bp[0].cached_input_tokens == 0 and with_bp[0].cache_write_tokens == with_bp[0].input_tokens
+    assert all(d.cached_input_tokens > 0 for d in with_bp[1:])  # each reads what the one before wrote
     for d in with_bp + without:  # our price is the provider's: reads at 0.3, writes at 3.75, the rest at 3
-        assert d["cost_usd"] == pytest.approx(d["provider_cost_usd"])
-    share = sum(d["cached_input_tokens"] for d in with_bp) / sum(d["input_tokens"] for d in with_bp)
+        assert d.cost_usd == pytest.approx(d.extra["provider_cost_usd"])
+    share = sum(d.cached_input_tokens for d in with_bp) / sum(d.input_tokens for d in with_bp)
     assert share > 0.5 and cached.players["p1"]["cost_usd"] < plain.players["p1"]["cost_usd"]
 
 
@@ -399,11 +399,11 @@ def test_anthropic_usage_names_are_read_as_cache_reads_and_writes(showdown):
     with LocalOpenAI(policy=hashed_policy, cache="breakpoints", usage_shape="anthropic") as server:
         result = play_cached_game(showdown, server)
     log = result.decisions
-    assert log[0]["cache_write_tokens"] > 0 and all(d["cached_input_tokens"] > 0 for d in log[1:])
+    assert log[0].cache_write_tokens > 0 and all(d.cached_input_tokens > 0 for d in log[1:])
     d = log[-1]
-    fresh = d["input_tokens"] - d["cached_input_tokens"] - d["cache_write_tokens"]
-    assert d["cost_usd"] == pytest.approx((fresh * 3 + d["cached_input_tokens"] * 0.3 + d["cache_write_tokens"] * 3.75
-                                           + d["output_tokens"] * 15) / 1e6)
+    fresh = d.input_tokens - d.cached_input_tokens - d.cache_write_tokens
+    assert d.cost_usd == pytest.approx((fresh * 3 + d.cached_input_tokens * 0.3 + d.cache_write_tokens * 3.75
+                                           + d.output_tokens * 15) / 1e6)
 
 
 def test_the_prefix_simulator_caches_without_breakpoints(api):

@@ -98,22 +98,22 @@ def test_a_whole_game_is_one_growing_conversation_in_the_methods_format(showdown
     markers = re.findall(r"^== Turn (\d+) ==$", "\n".join(messages), re.MULTILINE)
     assert markers == [str(t) for t in range(1, len(markers) + 1)]
     for i, message in enumerate(messages):
-        assert f"(turn {log[i]['turn']})" in message
+        assert f"(turn {log[i].turn})" in message
 
     # one log entry per answer, with the action as listed in the message it answered
     for i, entry in enumerate(log):
-        assert entry["side"] == "p2" and entry["player"] == "llm" and entry["model"] == "local-test-model"
-        assert entry["action"] in listed_actions(messages[i]) and entry["reason"]
-        assert not (entry["reask"] or entry["refusal"] or entry["random_pick"] or entry["invalid"])
-        usage = Usage(entry["input_tokens"], entry["cached_input_tokens"], entry["output_tokens"], entry["reasoning_tokens"])
-        assert entry["cost_usd"] == pytest.approx(cost_usd(usage, Prices(**PRICES)))
-        assert entry["latency_s"] > 0 and entry["attempts"] == 1
-    assert all(e["cached_input_tokens"] > 0 for e in log[1:])  # the unchanged prefix is cached
+        assert entry.side == "p2" and entry.player == "llm" and entry.model == "local-test-model"
+        assert entry.action in listed_actions(messages[i]) and entry.reason
+        assert not (entry.reask or entry.refusal or entry.random_pick or entry.invalid)
+        usage = Usage(entry.input_tokens, entry.cached_input_tokens, entry.output_tokens, entry.reasoning_tokens)
+        assert entry.cost_usd == pytest.approx(cost_usd(usage, Prices(**PRICES)))
+        assert entry.latency_s > 0 and entry.extra["attempts"] == 1
+    assert all(e.cached_input_tokens > 0 for e in log[1:])  # the unchanged prefix is cached
 
     summary = result.players["p2"]
     assert summary["answers"] == len(log) and summary["decisions"] >= len(log)
-    assert summary["cost_usd"] == pytest.approx(sum(e["cost_usd"] for e in log))
-    assert summary["input_tokens"] == sum(e["input_tokens"] for e in log)
+    assert summary["cost_usd"] == pytest.approx(sum(e.cost_usd for e in log))
+    assert summary["input_tokens"] == sum(e.input_tokens for e in log)
     assert (summary["reasks"], summary["random_picks"], summary["refusals"]) == (0, 0, 0)
     assert result.decisions == log
 
@@ -130,22 +130,22 @@ def test_answers_naming_no_legal_action_are_asked_again_then_picked_at_random(sh
     log, requests = player.decision_log, api.requests
 
     first = log[:3]
-    assert [e["decision"] for e in first] == [1, 1, 1] and [e["reask"] for e in first] == [False, True, True]
-    assert [e["invalid"] for e in first] == ["Your answer has no ACTION line.",
+    assert [e.decision for e in first] == [1, 1, 1] and [e.reask for e in first] == [False, True, True]
+    assert [e.invalid for e in first] == ["Your answer has no ACTION line.",
                                              "There is no action 99: the legal actions are numbered 1 to "
                                              f"{len(listed_actions(user_messages(requests[0])[0]))}.",
                                              '"move Splash" is not one of your legal actions.']
-    assert [e["random_pick"] for e in first] == [False, False, True]
-    assert first[0]["action"] is None and first[1]["action"] is None
-    assert first[2]["action"] in listed_actions(user_messages(requests[0])[0])
+    assert [e.random_pick for e in first] == [False, False, True]
+    assert first[0].action is None and first[1].action is None
+    assert first[2].action in listed_actions(user_messages(requests[0])[0])
     # the error goes to the model as a new message; nothing earlier changes
     assert requests[1].messages[:-2] == requests[0].messages
     assert requests[1].messages[-2] == {"role": "assistant", "content": "I would attack."}
     assert requests[1].messages[-1]["content"].startswith("ERROR: Your answer has no ACTION line. Answer again")
     assert requests[2].messages[-1]["content"].startswith("ERROR: There is no action 99")
     # the second decision: one wrong answer, then a legal one from the model itself
-    assert log[3]["decision"] == 2 and log[3]["invalid"] and not log[3]["random_pick"]
-    assert log[4]["decision"] == 2 and log[4]["reask"] and log[4]["action"] and not log[4]["invalid"]
+    assert log[3].decision == 2 and log[3].invalid and not log[3].random_pick
+    assert log[4].decision == 2 and log[4].reask and log[4].action and not log[4].invalid
     summary = player.game_summary()
     assert (summary["invalid_answers"], summary["reasks"], summary["random_picks"]) == (4, 3, 1)
 
@@ -174,11 +174,11 @@ def test_a_refused_choice_sends_showdowns_error_to_the_model(showdown, api):
     [result] = results([outcome])
     log, requests = player.decision_log, api.requests
     refused = requests[1].messages[-1]["content"]
-    assert refused.startswith(f'ERROR: Showdown refused your choice "{log[0]["action"]}": [Invalid choice] ')
+    assert refused.startswith(f'ERROR: Showdown refused your choice "{log[0].action}": [Invalid choice] ')
     assert refused.endswith(prompt.CLOSING_LINE) and "YOUR LEGAL ACTIONS\n1. " in refused
     assert player.choice_errors[0] in refused
-    assert log[0]["refusal"] and log[0]["refusal_error"] == player.choice_errors[0]
-    assert log[1]["decision"] == 1 and log[1]["reask"] and not log[1]["refusal"]
+    assert log[0].refusal and log[0].refusal_error == player.choice_errors[0]
+    assert log[1].decision == 1 and log[1].reask and not log[1].refusal
     assert result.players["p1"]["refusals"] == 1 and result.players["p1"]["refused_answers"] == 1
 
 
@@ -202,8 +202,8 @@ def test_a_429_and_a_timeout_in_a_game_are_retried(showdown, api):
     outcome, player = play_llm_game(showdown, api, "retries", timeout=0.7)
     results([outcome])
     first = player.decision_log[0]
-    assert first["attempts"] == 3 and [r["cause"] for r in first["retries"]] == ["HTTP 429", "timeout"]
-    assert first["retries"][0]["wait_s"] == 0.3 and first["elapsed_s"] >= 0.3 + 0.7
+    assert first.extra["attempts"] == 3 and [r["cause"] for r in first.extra["retries"]] == ["HTTP 429", "timeout"]
+    assert first.extra["retries"][0]["wait_s"] == 0.3 and first.extra["elapsed_s"] >= 0.3 + 0.7
     assert api.requests[1].received_at - api.requests[0].received_at >= 0.3
     assert player.game_summary()["api_retries"] == 2
 
@@ -276,16 +276,16 @@ def test_a_one_letter_key_maims_nothing_the_model_wrote(showdown, api, monkeypat
     api.policy = _by_name
     outcome, player = play_llm_game(showdown, api, "short-key")
     results([outcome])
-    answers = [d for d in player.decision_log if d.get("error") is None]
-    assert answers and not any(d["invalid"] for d in answers), "an answer naming an action by its text was refused"
-    assert all("e" in d["raw"] and "***" not in d["raw"] for d in answers)
+    answers = [d for d in player.decision_log if d.extra.get("error") is None]
+    assert answers and not any(d.invalid for d in answers), "an answer naming an action by its text was refused"
+    assert all("e" in d.raw and "***" not in d.raw for d in answers)
 
 
 def test_a_long_key_is_blanked_from_the_records_but_the_model_is_read_as_it_wrote(showdown, api):
     api.policy = lambda request: f"ACTION: 1\nREASON: my key is {SECRET}"
     outcome, player = play_llm_game(showdown, api, "long-key")
     results([outcome])
-    assert all(SECRET not in d["raw"] and "***" in d["reason"] for d in player.decision_log)
+    assert all(SECRET not in d.raw and "***" in d.reason for d in player.decision_log)
     assert any(SECRET in m["content"] for m in player.messages if m["role"] == "assistant")  # the conversation as it was
 
 
@@ -294,6 +294,6 @@ def test_a_giant_answer_is_cut_to_its_tail_before_the_conversation_and_the_recor
     outcome, player = play_llm_game(showdown, api, "giant", max_answer_chars=1000)
     results([outcome])
     first = player.decision_log[0]
-    assert first["answer_chars"] == 50_000 + len("\nACTION: 1\nREASON: long") and len(first["raw"]) == 1000
-    assert first["action"] and not first["invalid"]  # the ACTION line is in the kept tail
+    assert first.extra["answer_chars"] == 50_000 + len("\nACTION: 1\nREASON: long") and len(first.raw) == 1000
+    assert first.action and not first.invalid  # the ACTION line is in the kept tail
     assert max(len(m["content"]) for m in player.messages if m["role"] == "assistant") == 1000

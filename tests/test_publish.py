@@ -25,6 +25,8 @@ from pokebench.results.figures import FIGURE_COLUMNS, per_player_figures
 from pokebench.play.schedule import build_schedule
 from pokebench.results.schema import SCHEMA_VERSION, DecisionRow, TABLES, columns, columns_markdown
 from pokebench.results.store import RunStore
+from pokebench.results.loading import DECISION_FIXED
+from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 
 from support.synthetic_runs import BOTS, ENV_SECRET, REPO, SECRET, make_run
 
@@ -652,3 +654,10 @@ def test_cost_plot_labels_never_overlap_and_its_cost_axis_starts_at_zero() -> No
     overlapping = [(labels[i].get_text(), labels[j].get_text()) for i in range(len(boxes))
                    for j in range(i + 1, len(boxes)) if boxes[i].overlaps(boxes[j])]
     assert not overlapping
+
+
+def test_the_decision_record_fills_the_fixed_columns_of_decisions_csv_and_keeps_the_rest_in_extra():
+    assert set(DECISION_FIXED) == {"idx", *SHARED_FIELDS}
+    record = DecisionRecord.from_dict({"side": "p1", "player": "x", "turn": 3, "sent": "hi"})
+    assert (record.turn, record.action, record.extra) == (3, None, {"sent": "hi"})
+    assert DecisionRecord.from_dict(record.to_dict()) == record

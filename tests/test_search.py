@@ -257,8 +257,8 @@ def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search
         assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "engine": ENGINE,
                                      "seeded": False}
         assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
-        rows = [d for d in result.decisions if d["side"] == side]
-        assert len(rows) == summary["decisions"] and sum(bool(d["engine_action"]) for d in rows) > len(rows) / 2
+        rows = [d for d in result.decisions if d.side == side]
+        assert len(rows) == summary["decisions"] and sum(bool(d.extra["engine_action"]) for d in rows) > len(rows) / 2
     # a random player wins about half of these games against random and few against max-damage
     assert wins >= 6, f"the search bot won {wins} of {len(outcomes)}"
 

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from pokebench.player.decisions import DecisionRecord
 from pokebench.llm.fake_server import LocalOpenAI, first_action_policy, hashed_policy
 
 POLICIES = {"hashed": hashed_policy, "first": first_action_policy}
@@ -28,7 +29,7 @@ def local_model(base_url: str) -> dict[str, Any]:
             "timeout": 60, "max_attempts": 2, "backoff_base": 0.1}
 
 
-def play_sample_game(seed_text: str, side: str, policy: str) -> tuple[list[dict[str, str]], list[dict[str, Any]], dict[str, Any]]:
+def play_sample_game(seed_text: str, side: str, policy: str) -> tuple[list[dict[str, str]], list[DecisionRecord], dict[str, Any]]:
     """Play the sample game; (the LLM player's conversation, its decision log, the game's record)."""
     from pokebench.players.llm import LLMPlayer
     from pokebench.players.max_damage import MaxDamageBot
@@ -65,11 +66,11 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def message_at_turn(messages: list[dict[str, str]], decisions: list[dict[str, Any]], turn: int) -> str | None:
+def message_at_turn(messages: list[dict[str, str]], decisions: list[DecisionRecord], turn: int) -> str | None:
     """The user message the model answered first at `turn` (user message i is answered by decision i)."""
     asked = [m["content"] for m in messages if m["role"] == "user"]
     for content, decision in zip(asked, decisions):
-        if decision["turn"] == turn:
+        if decision.turn == turn:
             return content
     return None
 

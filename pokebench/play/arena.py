@@ -29,6 +29,7 @@ from typing import Any, AsyncGenerator, Callable, Protocol, Sequence
 from websockets.exceptions import WebSocketException
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.player.decisions import DecisionRecord
 from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
@@ -58,7 +59,7 @@ class GameResult:
     record: dict[str, Any]
     players: dict[str, Any]
     started_at: str
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +69,7 @@ class HarnessError:
     detail: str
     #: What the players had done when the game was voided (their spend is kept, the game is not).
     players: dict[str, Any] = field(default_factory=dict)
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
     #: A player failed with an error no retry can fix (a :class:`RunStopper`): the run should stop.
     fatal: bool = False
 
@@ -297,15 +298,15 @@ class Arena:
             await asyncio.gather(*battle_tasks, return_exceptions=True)
             await asyncio.gather(*(seat.close(healthy) for seat in seats.values()), return_exceptions=True)
 
-    def live_decisions(self) -> list[dict[str, Any]]:
+    def live_decisions(self) -> list[DecisionRecord]:
         """The decisions logged so far in the games being played (an LLM's answers as they arrive)."""
         return [d for seats in list(self._in_flight.values()) for seat in list(seats.values()) for d in seat.decisions()]
 
     @staticmethod
-    async def _finish(spec: GameSpec, seats: dict[str, Seat]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def _finish(spec: GameSpec, seats: dict[str, Seat]) -> tuple[dict[str, Any], list[DecisionRecord]]:
         """Stop every seat and take the players' summaries and decisions, together and once."""
         players: dict[str, Any] = {}
-        decisions: list[dict[str, Any]] = []
+        decisions: list[DecisionRecord] = []
         for side, name in (("p1", spec.p1), ("p2", spec.p2)):
             if side not in seats:
                 continue

@@ -122,4 +122,4 @@ class Budget:
             if stored:
                 self.games[player] += 1
         for decision in outcome.decisions:
-            self.spent[str(decision.get("player"))] += decision.get("cost_usd") or 0.0
+            self.spent[decision.player] += decision.cost_usd or 0.0

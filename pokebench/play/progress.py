@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from tqdm import tqdm
 
 from pokebench.play.arena import GameResult, HarnessError, NotStarted
+from pokebench.player.decisions import DecisionRecord
 
 #: Seconds between two readings of the answers of the games in flight.
 FOLLOW_EVERY = 1.0
@@ -46,7 +47,7 @@ class Progress:
             self.finished += answer_totals(outcome.decisions)
         self.show()
 
-    def show(self, in_flight: Iterable[dict[str, Any]] = ()) -> None:
+    def show(self, in_flight: Iterable[DecisionRecord] = ()) -> None:
         """Redraw the text after the bar; `in_flight`: the answers so far of the games still being played."""
         totals = self.finished + answer_totals(in_flight)
         parts = [f"{k} {v}" for k, v in self.wins.most_common()]
@@ -56,7 +57,7 @@ class Progress:
             parts.append(answers_text(totals))
         self.bar.set_postfix_str(" · ".join(parts), refresh=True)
 
-    async def follow(self, live_decisions: Callable[[], list[dict[str, Any]]]) -> None:
+    async def follow(self, live_decisions: Callable[[], list[DecisionRecord]]) -> None:
         """Redraw with the answers of the games in flight every :data:`FOLLOW_EVERY` seconds, until cancelled."""
         while True:
             await asyncio.sleep(FOLLOW_EVERY)
@@ -66,17 +67,17 @@ class Progress:
         self.bar.close()
 
 
-def answer_totals(decisions: Iterable[dict[str, Any]]) -> Counter[str]:
-    """Answers (an entry with token fields, as an LLM player logs one), tokens and spend (micro-dollars)."""
+def answer_totals(decisions: Iterable[DecisionRecord]) -> Counter[str]:
+    """Answers (an entry of a model, as an LLM player logs one), tokens and spend (micro-dollars)."""
     totals: Counter[str] = Counter()
     for d in decisions:
-        if "input_tokens" not in d:  # a bot's decision (the search bot logs its own): no model answered
+        if d.model is None:  # a bot's decision (the search bot logs its own): no model answered
             continue
-        totals["answers"] += d.get("kind") is None  # a refinement or a consultation is spend, not an answer
-        totals["input"] += d.get("input_tokens") or 0
-        totals["cached"] += d.get("cached_input_tokens") or 0
-        totals["output"] += d.get("output_tokens") or 0
-        totals["micro_usd"] += round((d.get("cost_usd") or 0.0) * 1e6)
+        totals["answers"] += d.kind is None  # a refinement or a consultation is spend, not an answer
+        totals["input"] += d.input_tokens or 0
+        totals["cached"] += d.cached_input_tokens or 0
+        totals["output"] += d.output_tokens or 0
+        totals["micro_usd"] += round((d.cost_usd or 0.0) * 1e6)
     return totals
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pokebench.player.decisions import DecisionRecord
+
 __all__ = ["Preflight", "ChecksRun", "Refines", "HasEpochs", "EpochParticipant", "SupportsFormats",
            "BoundsThinking", "SummarizesGame", "LogsDecisions", "PlayerMaker"]
 
@@ -85,7 +87,7 @@ class SummarizesGame(Protocol):
 @runtime_checkable
 class LogsDecisions(Protocol):
     #: One entry per decision of the game, in order (stored in the run's ``decisions`` table).
-    decision_log: list[dict[str, Any]]
+    decision_log: list[DecisionRecord]
 
 
 @dataclass(frozen=True)

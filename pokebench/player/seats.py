@@ -19,6 +19,7 @@ from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.player.decisions import DecisionRecord
 from pokebench.player.hooks import BoundsThinking, LogsDecisions, SummarizesGame
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.address import ServerAddress
@@ -104,10 +105,10 @@ class Seat(ABC):
     def summary(self) -> dict[str, Any]:
         return {}
 
-    def decisions(self) -> list[dict[str, Any]]:
+    def decisions(self) -> list[DecisionRecord]:
         return []
 
-    async def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def finish(self) -> tuple[dict[str, Any], list[DecisionRecord]]:
         """The game is over: stop the player (no more choices, nothing more spent) and take its summary and
         decisions together, once; nothing the player does afterwards changes them."""
         return copy.deepcopy((self.summary(), self.decisions()))
@@ -170,8 +171,8 @@ class PokeEnvSeat(Seat):
     def failure(self) -> BaseException | None:
         return self.player.failure
 
-    async def finish(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        async def on_poke_loop() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def finish(self) -> tuple[dict[str, Any], list[DecisionRecord]]:
+        async def on_poke_loop() -> tuple[dict[str, Any], list[DecisionRecord]]:
             # on the loop where the player decides: no decision can start after end_game or interleave with the snapshot
             await self.player.end_game_settled()
             return copy.deepcopy((self.summary(), self.decisions()))
@@ -183,7 +184,7 @@ class PokeEnvSeat(Seat):
         return {"class": type(p).__name__, "decisions": p.decisions, "refusals": p.refusals,
                 "choice_errors": p.choice_errors, **(p.game_summary() if isinstance(p, SummarizesGame) else {})}
 
-    def decisions(self) -> list[dict[str, Any]]:
+    def decisions(self) -> list[DecisionRecord]:
         return list(self.player.decision_log) if isinstance(self.player, LogsDecisions) else []
 
 

@@ -8,14 +8,14 @@ after 3 such answers the harness picks a legal action at random (``self.rng``) a
 counts a random pick. When the simulator refuses a choice, Showdown's error message
 is the next user message and the model chooses again. Earlier messages never change.
 
-Every answer is one entry of ``self.decision_log`` (tokens, cost, latency, the raw
-answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
+Every answer is one :class:`~pokebench.player.decisions.DecisionRecord` of ``self.decision_log``
+(tokens, cost, latency, the raw answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
 sums them for the game's record. A request cancelled in flight (the game ended or the
-run stopped) is an entry too, with ``error: "cancelled"``: the provider served it.
+run stopped) is an entry too, with ``error: "cancelled"`` in its ``extra``: the provider served it.
 
 Extension points for players built on this one (the Continual Harness player uses them):
 :meth:`first_message_prefix` (text in front of a game's first user message; the system
-prompt never changes), :meth:`entry_extra` (fields added to every entry),
+prompt never changes), :meth:`entry_extra` (fields added to every entry's ``extra``),
 :meth:`record_call` (another API call of the game, such as a consultation: its entry has a
 ``kind``, its cost counts in the game's cost but not as a decision), :meth:`ask` (how one
 answer is obtained: override to handle tool calls) and :meth:`summary_extra` (fields added to
@@ -50,6 +50,7 @@ from poke_env.player.battle_order import BattleOrder, ForfeitBattleOrder
 from pokebench.text import answers, prompt
 from pokebench.text.renderer import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 from pokebench.llm.client import ChatClient, Completion, ModelConfig
 from pokebench.llm.errors import ContextLengthExceeded
 from pokebench.llm.usage import Usage, cost_usd
@@ -97,12 +98,12 @@ class LLMPlayer(BenchPlayer):
     # ---- per-game state ---------------------------------------------------------------------
     def _reset_conversation(self) -> None:
         self.messages: list[dict[str, str]] = [{"role": "system", "content": prompt.system_prompt()}]
-        self.decision_log: list[dict[str, Any]] = []
+        self.decision_log: list[DecisionRecord] = []
         self._raw_lines: list[str] = []
         self._fed = 0
         self._text: BattleText | None = None
         self._errors_seen = 0
-        self._last_sent: dict[str, Any] | None = None
+        self._last_sent: DecisionRecord | None = None
         self._decision_index = 0
         self._refusals_in_decision = 0
         self.end_reason: str | None = None  # set when the player gave the game up (context_length)
@@ -162,9 +163,9 @@ class LLMPlayer(BenchPlayer):
             raise RuntimeError(f"Showdown refused {self._refusals_in_decision} choices of one decision (last: "
                                f"{refusal}); the legal actions the harness lists must be wrong")
         if refusal is not None and self._last_sent is not None:
-            self._last_sent["refusal"] = True
-            self._last_sent["refusal_error"] = refusal
-            message = prompt.refusal_message(refusal, self._last_sent.get("action"), actions, events)
+            self._last_sent.refusal = True
+            self._last_sent.refusal_error = refusal
+            message = prompt.refusal_message(refusal, self._last_sent.action, actions, events)
         elif len(self.messages) == 1:
             message = self.first_message_prefix(battle) + prompt.first_message(battle, events, self._text)
         else:
@@ -181,8 +182,8 @@ class LLMPlayer(BenchPlayer):
                 return self._give_up(battle, reask, "context_length", str(err))
             except asyncio.CancelledError:  # the game ended or the run stopped with a request in flight: it is paid
                 entry = self._entry(battle, None, None, reask)
-                entry.update(error="cancelled", error_detail="the game ended while this request was in flight "
-                                                             "(served and paid, its tokens unknown)")
+                entry.extra.update(error="cancelled", error_detail="the game ended while this request was in flight "
+                                                                   "(served and paid, its tokens unknown)")
                 self.decision_log.append(entry)
                 raise
             answer = completion.text or ""
@@ -191,16 +192,16 @@ class LLMPlayer(BenchPlayer):
             parsed = answers.parse_answer(answer)
             index, problem = answers.match_action(parsed.action, actions)
             entry = self._entry(battle, completion, parsed, reask)
-            entry["sent"] = message  # what the model was sent for this answer (the replay page shows it)
+            entry.extra["sent"] = message  # what the model was sent for this answer (the replay page shows it)
             if index is None:
                 invalid += 1
-                entry["invalid"] = problem
+                entry.invalid = problem
                 if invalid >= MAX_INVALID_ANSWERS:
                     index = self.rng.randrange(len(actions))
-                    entry["random_pick"] = True
+                    entry.random_pick = True
             if index is not None:
                 chosen = actions[index]
-                entry["action"] = chosen.text
+                entry.action = chosen.text
                 self.decision_log.append(entry)
                 self._last_sent = entry
                 return self.create_order(chosen.target, terastallize=chosen.terastallize)
@@ -226,7 +227,7 @@ class LLMPlayer(BenchPlayer):
         return ""
 
     def entry_extra(self) -> dict[str, Any]:
-        """Fields added to every entry of the decision log (default: none)."""
+        """Fields added to the ``extra`` of every entry of the decision log (default: none)."""
         return {}
 
     def summary_extra(self) -> dict[str, Any]:
@@ -239,26 +240,39 @@ class LLMPlayer(BenchPlayer):
         return await self._client.complete(self.messages)
 
     def call_entry(self, kind: str, battle: AbstractBattle, completion: Completion | None,
-                   **fields: Any) -> dict[str, Any]:
-        """An entry for an API call that is not an answer of the player (``kind``: "consult", ...)."""
-        usage = completion.usage if completion is not None else None
-        text = completion.text if completion is not None else None
-        return {
-            "kind": kind, "side": battle.player_role or self._side(None), "player": self.player_name,
-            "model": self.model_config.model, "reasoning": self.model_config.reasoning, "turn": battle.turn,
-            "served_model": completion.served_model if completion else None,
-            "decision": self._decision_index, **{key: getattr(usage, key, None) for key in _TOKEN_KEYS},
-            "cost_usd": cost_usd(usage, self.model_config.prices) if usage is not None else None,
-            "provider_cost_usd": usage.provider_cost_usd if usage is not None else None,
-            "latency_s": round(completion.latency_s, 4) if completion else None,
-            "elapsed_s": round(completion.elapsed_s, 4) if completion else None,
-            "attempts": completion.attempts if completion else None,
-            "retries": completion.retries if completion else [],
-            "finish_reason": completion.finish_reason if completion else None,
-            "raw": self.written(text), "answer_chars": completion.answer_chars if completion else None,
-            "action": None, "reason": None, "reask": False, "invalid": None, "refusal": False,
-            "random_pick": False, **self.entry_extra(), **fields,
-        }
+                   **fields: Any) -> DecisionRecord:
+        """An entry for an API call that is not an answer of the player (``kind``: "consult", ...); `fields`
+        that are not shared fields of every record go to its ``extra``."""
+        entry = self._record(battle, completion, completion.usage if completion is not None else None,
+                             kind=kind, **{k: v for k, v in fields.items() if k not in SHARED_FIELDS})
+        for key, value in fields.items():
+            if key in SHARED_FIELDS:
+                setattr(entry, key, value)
+        return entry
+
+    def _record(self, battle: AbstractBattle, completion: Completion | None, usage: Usage | None,
+                kind: str | None = None, reason: str | None = None, reask: bool = False,
+                **extra: Any) -> DecisionRecord:
+        """What every entry of the log has (an answer or another call): who, when, the model, its usage and cost
+        (None: unknown), the raw text; ``action``, ``invalid`` and ``refusal`` are the caller's to set."""
+        return DecisionRecord(
+            side=battle.player_role or self._side(None) or "", player=self.player_name, turn=battle.turn,
+            decision=self._decision_index, kind=kind, action=None, reason=reason,
+            raw=self.written(completion.text) if completion else None, invalid=None, reask=reask, refusal=False,
+            random_pick=False, model=self.model_config.model,
+            served_model=completion.served_model if completion else None,
+            **{key: getattr(usage, key) if usage is not None else None for key in _TOKEN_KEYS},
+            cost_usd=cost_usd(usage, self.model_config.prices) if usage is not None else None,
+            latency_s=round(completion.latency_s, 4) if completion else None,
+            extra={"reasoning": self.model_config.reasoning,
+                   "provider_cost_usd": usage.provider_cost_usd if usage is not None else None,
+                   "elapsed_s": round(completion.elapsed_s, 4) if completion else None,
+                   "attempts": completion.attempts if completion else None,
+                   "retries": completion.retries if completion else [],
+                   "finish_reason": completion.finish_reason if completion else None,
+                   "answer_chars": completion.answer_chars if completion else None,
+                   **extra, **self.entry_extra()},
+        )
 
     @overload
     def written(self, text: str) -> str: ...
@@ -273,7 +287,7 @@ class LLMPlayer(BenchPlayer):
             return text
         return self._client.redact(text)
 
-    def record_call(self, entry: dict[str, Any]) -> None:
+    def record_call(self, entry: DecisionRecord) -> None:
         """Keep another API call of this game in the decision log (stored and priced with the game)."""
         self.decision_log.append(entry)
 
@@ -281,67 +295,55 @@ class LLMPlayer(BenchPlayer):
         """The model cannot go on (its context is full): forfeit, so the game is a loss that says why."""
         self.messages.pop()  # the message that did not fit was never answered
         entry = self._entry(battle, None, None, reask)
-        entry.update(error=reason, error_detail=detail)
+        entry.extra.update(error=reason, error_detail=detail)
         self.decision_log.append(entry)
         self.end_reason = reason
         return ForfeitBattleOrder()
 
     def _entry(self, battle: AbstractBattle, completion: Completion | None, parsed: answers.ParsedAnswer | None,
-               reask: bool) -> dict[str, Any]:
+               reask: bool) -> DecisionRecord:
+        """An answer's entry (`completion` None: no answer came; its counts are unknown)."""
         usage = completion.usage if completion is not None else Usage()
-        return {
-            "side": battle.player_role or self._side(None),
-            "player": self.player_name, "model": self.model_config.model,
-            "served_model": completion.served_model if completion else None,
-            "system_fingerprint": completion.system_fingerprint if completion else None,
-            "reasoning": self.model_config.reasoning, "turn": battle.turn, "decision": self._decision_index,
-            "input_tokens": usage.input_tokens, "cached_input_tokens": usage.cached_input_tokens,
-            "cache_write_tokens": usage.cache_write_tokens,
-            "output_tokens": usage.output_tokens, "reasoning_tokens": usage.reasoning_tokens,
-            "cost_usd": cost_usd(usage, self.model_config.prices), "provider_cost_usd": usage.provider_cost_usd,
-            "usage_dropped": completion.usage_dropped if completion else None, "usage_flag": usage.flag,
-            "latency_s": round(completion.latency_s, 4) if completion else None,
-            "elapsed_s": round(completion.elapsed_s, 4) if completion else None,
-            "attempts": completion.attempts if completion else None,
-            "retries": completion.retries if completion else [],
-            "finish_reason": completion.finish_reason if completion else None,
-            "raw": self.written(completion.text) if completion else None,
-            "answer_chars": completion.answer_chars if completion else None,
-            "action": None, "reason": self.written(parsed.reason) if parsed else None, "reask": reask, "invalid": None,
-            "refusal": False, "random_pick": False, **self.entry_extra(),
-        }
+        return self._record(battle, completion, usage, reason=self.written(parsed.reason) if parsed else None,
+                            reask=reask, system_fingerprint=completion.system_fingerprint if completion else None,
+                            usage_dropped=completion.usage_dropped if completion else None, usage_flag=usage.flag)
 
     # ---- the game's totals --------------------------------------------------------------------
     def game_summary(self) -> dict[str, Any]:
         """The game's figures: answers are counted over the player's answers only; tokens and cost over
         every API call of the game (other calls, such as consultations, also on their own)."""
-        log = [d for d in self.decision_log if d.get("kind") is None]
+        log = [d for d in self.decision_log if d.kind is None]
         calls = self.decision_log
 
-        def total(key: str, entries: list[dict[str, Any]] | None = None) -> int | float | None:
-            values = [d[key] for d in (calls if entries is None else entries) if d.get(key) is not None]
+        def total(key: str, entries: list[DecisionRecord] | None = None) -> int | float | None:
+            values = [v for d in (calls if entries is None else entries) if (v := _number(d, key)) is not None]
             return round(sum(values), 10) if values else None
 
-        others = [d for d in calls if d.get("kind") is not None]
+        others = [d for d in calls if d.kind is not None]
 
-        served = sorted({d["served_model"] for d in log if d.get("served_model")})
+        served = sorted({d.served_model for d in log if d.served_model})
         return {
             "model": self.model_config.model, "reasoning": self.model_config.reasoning,
             "served_models": served, "model_facts": self.model_config.facts(), "end_reason": self.end_reason,
             "prompt_version": prompt.PROMPT_VERSION, "decisions": self.decisions,
-            "answers": sum(1 for d in log if d.get("error") is None),
-            "llm_decisions": len({d["decision"] for d in log}),
-            "reasks": sum(1 for d in log if d["reask"]),
-            "invalid_answers": sum(1 for d in log if d["invalid"]),
-            "random_picks": sum(1 for d in log if d["random_pick"]),
-            "refused_answers": sum(1 for d in log if d["refusal"]),
-            "answers_without_usage": sum(1 for d in calls if d["input_tokens"] is None and d.get("error") is None),
-            "usage_dropped": sum(1 for d in calls if d.get("usage_dropped")),
-            "usage_flags": sum(1 for d in calls if d.get("usage_flag")),
-            "api_retries": sum(len(d["retries"]) for d in calls),
+            "answers": sum(1 for d in log if d.extra.get("error") is None),
+            "llm_decisions": len({d.decision for d in log}),
+            "reasks": sum(1 for d in log if d.reask),
+            "invalid_answers": sum(1 for d in log if d.invalid),
+            "random_picks": sum(1 for d in log if d.random_pick),
+            "refused_answers": sum(1 for d in log if d.refusal),
+            "answers_without_usage": sum(1 for d in calls if d.input_tokens is None and d.extra.get("error") is None),
+            "usage_dropped": sum(1 for d in calls if d.extra.get("usage_dropped")),
+            "usage_flags": sum(1 for d in calls if d.extra.get("usage_flag")),
+            "api_retries": sum(len(d.extra["retries"]) for d in calls),
             "cost_usd": total("cost_usd"), "provider_cost_usd": total("provider_cost_usd"),
             **{key: total(key) for key in _TOKEN_KEYS},
             "latency_s": total("latency_s", log),
             **({"other_calls": len(others), "other_calls_cost_usd": total("cost_usd", others)} if others else {}),
             **self.summary_extra(),
         }
+
+
+def _number(entry: DecisionRecord, key: str) -> int | float | None:
+    """A shared field of the entry, or one of its ``extra`` (``provider_cost_usd``)."""
+    return getattr(entry, key) if key in SHARED_FIELDS else entry.extra.get(key)

@@ -36,6 +36,7 @@ from pokebench.engine.errors import EngineError
 from pokebench.engine.position import Position
 from pokebench.engine.sets import SetTable
 from pokebench.player.bench_player import BenchPlayer
+from pokebench.player.decisions import DecisionRecord
 
 if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
     from pokebench.engine.search import ActionValue, SearchResult
@@ -82,7 +83,7 @@ class SearchBot(BenchPlayer):
         self.workers = workers or max(1, (os.cpu_count() or 2) - 1)
         self.sets = SetTable.load()
         super().__init__(**kwargs)
-        self.decision_log: list[dict[str, Any]] = []
+        self.decision_log: list[DecisionRecord] = []
         self.fallbacks: list[str] = []
 
     @classmethod
@@ -170,19 +171,18 @@ class SearchBot(BenchPlayer):
 
     def _log(self, battle: AbstractBattle, started: float, order: BattleOrder, action: ActionValue | None,
              result: SearchResult | None) -> None:
-        self.decision_log.append({
-            "side": self.game.side if self.game else None,
-            "player": (self.game.extra.get("player") if self.game else None) or "search",
-            "turn": battle.turn, "decision": len(self.decision_log),
-            "latency_s": round(time.monotonic() - started, 4), "action": order.message,
-            "engine_action": action.action if action else None,
-            "engine_value": round(action.value, 4) if action else None,
-            "engine_visits": action.visits if action else None,
-            "engine_iterations": result.iterations if result else None,
-        })
+        self.decision_log.append(DecisionRecord(
+            side=self.game.side if self.game else "", player=(self.game.extra.get("player") if self.game else None) or "search",
+            turn=battle.turn, decision=len(self.decision_log), latency_s=round(time.monotonic() - started, 4),
+            action=order.message,
+            extra={"engine_action": action.action if action else None,
+                   "engine_value": round(action.value, 4) if action else None,
+                   "engine_visits": action.visits if action else None,
+                   "engine_iterations": result.iterations if result else None},
+        ))
 
     def game_summary(self) -> dict[str, Any]:
-        seconds = [d["latency_s"] for d in self.decision_log]
+        seconds = [d.latency_s for d in self.decision_log if d.latency_s is not None]
         return {"search": self.settings(), "fallbacks": len(self.fallbacks), "fallback_reasons": self.fallbacks[:20],
                 "decision_ms": ({"mean": round(1000 * statistics.fmean(seconds), 1),
                                  "median": round(1000 * statistics.median(seconds), 1),

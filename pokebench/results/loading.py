@@ -22,6 +22,7 @@ from typing import Any, Sequence, cast
 import pandas as pd
 
 from pokebench.paths import RUNS_DIR
+from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 from pokebench.results.redaction import scrub
 from pokebench.results.schema import DecisionRow, GameRow, RunInfo, columns
 from pokebench.results.store import RunStore, StoreError, run_stores
@@ -64,14 +65,15 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
 
 
-def decision_row(entry: dict[str, Any], uid: str, game_id: str, run: str) -> dict[str, Any]:
-    """One row of decisions.csv: the fixed columns, everything else (without secrets) as JSON in ``extra``."""
-    entry = scrub(entry)
+def decision_row(record: DecisionRecord, idx: int, uid: str, game_id: str, run: str) -> dict[str, Any]:
+    """One row of decisions.csv: the shared fields in their columns, the extra ones (without secrets) as JSON
+    in ``extra``."""
+    shared = scrub({"idx": idx, **{k: getattr(record, k) for k in SHARED_FIELDS}})
     row: dict[str, Any] = {"uid": uid, "game_id": game_id, "run": run}
     for col in DECISION_FIXED:
-        value = entry.get(col)
+        value = shared.get(col)
         row[col] = None if is_missing(value) else value
-    rest = {k: v for k, v in entry.items() if k not in DECISION_FIXED and k not in ("game_id", "run")}
+    rest = {k: v for k, v in scrub(record.extra).items() if k not in ("game_id", "run")}
     row["extra"] = json.dumps(rest, sort_keys=True, ensure_ascii=False, default=str)
     return row
 
@@ -263,7 +265,8 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
                 by_uid[uid] = out
                 players[uid] = scrub(sides.get(row["game_id"], {}))
                 for entry in sorted(by_game.get(row["game_id"], []), key=lambda d: (d["side"], d["idx"])):
-                    decisions.append(decision_row(entry, uid, str(row["game_id"]), str(row["run"])))
+                    decision = DecisionRecord.from_dict({k: v for k, v in entry.items() if k not in ("game_id", "idx")})
+                    decisions.append(decision_row(decision, entry["idx"], uid, str(row["game_id"]), str(row["run"])))
     except BaseException:
         for _, _, store in opened:
             store.close()

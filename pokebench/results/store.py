@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import pandas as pd
 
+from pokebench.player.decisions import DecisionRecord
 from pokebench.util import utc_now
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -312,7 +313,7 @@ class RunStore:
                                   "(or fix the disk), then start the same command again.") from None
 
     def save_game(self, spec: GameSpec, record: dict[str, Any], players: dict[str, Any], started_at: str,
-                  decisions: Iterable[dict[str, Any]] = ()) -> bool:
+                  decisions: Iterable[DecisionRecord] = ()) -> bool:
         """Write one finished game and its decisions in one transaction; False if it was already there."""
         blob = zlib.compress(json.dumps(record).encode(), 6)
         row = (spec.game_id, spec.run, spec.matchup, spec.pair, spec.game, spec.p1, spec.p2, record["winner"],
@@ -326,12 +327,12 @@ class RunStore:
                 return False
             self.db.executemany(
                 f"INSERT INTO decisions ({', '.join(_DECISION_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
-                [(spec.game_id, d["side"], d["player"], i, d.get("turn"), json.dumps(d)) for i, d in enumerate(decisions)],
+                [(spec.game_id, d.side, d.player, i, d.turn, json.dumps(d.to_dict())) for i, d in enumerate(decisions)],
             )
         return True
 
     def save_harness_error(self, game_id: str, cause: str, detail: str,
-                           decisions: Iterable[dict[str, Any]] = ()) -> None:
+                           decisions: Iterable[DecisionRecord] = ()) -> None:
         """Record a voided game, and the answers its players had been given (their spend is real)."""
         at = utc_now()
         with self._writing():
@@ -339,7 +340,7 @@ class RunStore:
                             (game_id, cause, detail, at))
             self.db.executemany(
                 "INSERT INTO voided_decisions (game_id, player, cost_usd, data, at) VALUES (?, ?, ?, ?, ?)",
-                [(game_id, d.get("player", ""), d.get("cost_usd"), json.dumps(d), at) for d in decisions])
+                [(game_id, d.player, d.cost_usd, json.dumps(d.to_dict()), at) for d in decisions])
 
     # ---- reading --------------------------------------------------------------------------
     def done_game_ids(self) -> set[str]:

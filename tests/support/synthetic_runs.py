@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pokebench.play.schedule import build_schedule
+from pokebench.player.decisions import DecisionRecord
 from pokebench.results.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -145,7 +146,8 @@ def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"
                              **game_summary(answers)}
                     decisions += answers
                 sides[side] = info
-            store.save_game(spec, record, sides, "2026-10-06T11:59:00.000+00:00", decisions)
+            store.save_game(spec, record, sides, "2026-10-06T11:59:00.000+00:00",
+                            [DecisionRecord.from_dict(d) for d in decisions])
         for k in range(errors):
             store.save_harness_error(specs[k].game_id, "stall", f"no battle message for 300 s ({SECRET})")
     return path

@@ -220,12 +220,12 @@ class ContinualHarnessPlayer(LLMPlayer):
         self._team_hp.append({"decision": self._decision_index, "turn": battle.turn, "bench": bench})
 
     def summary_extra(self) -> dict[str, Any]:
-        consults = [d for d in self.decision_log if d.get("kind") in ("consult", "tool_call")]
-        costs = [d["cost_usd"] for d in consults if d.get("cost_usd") is not None]
+        consults = [d for d in self.decision_log if d.kind in ("consult", "tool_call")]
+        costs = [d.cost_usd for d in consults if d.cost_usd is not None]
         return {"harness_version": self.harness_version, "harness_epoch": self.harness_epoch,
                 "harness_mode": self.mode, "epoch_pairs": self.epoch_pairs, "harness_parts": list(self.parts),
                 "harness_expert": self.load_from == EXPERT,
-                "consultations": sum(1 for d in consults if d["kind"] == "consult"),
+                "consultations": sum(1 for d in consults if d.kind == "consult"),
                 "consult_cost_usd": round(sum(costs), 10) if consults else 0.0}
 
     # ---- the end of a game: its trajectory --------------------------------------------------------
@@ -247,5 +247,5 @@ class ContinualHarnessPlayer(LLMPlayer):
         return {"game_id": self.game.game_id, "player": self.player_name, "side": self.game.side,
                 "epoch": self.harness_epoch, "version": self.harness_version,
                 "outcome": "won" if battle.won else "lost" if battle.lost else "tie", "turns": battle.turn,
-                "finished_at": utc_now(), "answers": [{k: d.get(k) for k in keys if k in d} for d in self.decision_log],
+                "finished_at": utc_now(), "answers": [{k: flat[k] for k in keys if k in flat} for flat in (d.to_dict() for d in self.decision_log)],
                 "team_hp": self._team_hp, "battle_log": self._game_text}

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pokebench.player.bench_player import GameContext
+from pokebench.player.decisions import DecisionRecord
 from pokebench.player.faults import HarnessFault
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
@@ -284,12 +285,11 @@ class FoulPlaySeat(Seat):
             "log": str(self.log_path),
         }
 
-    def decisions(self) -> list[dict[str, Any]]:
-        """One row per choice Foul Play sent, in the columns of every player's decisions."""
+    def decisions(self) -> list[DecisionRecord]:
+        """One record per choice Foul Play sent."""
         rows = self.process.decisions if self.process is not None else []
-        return [{"side": self.side, "player": self.player, "turn": d["turn"], "decision": i,
-                 "latency_s": round(float(d["seconds"]), 4), "action": d["choice"],  # type: ignore[arg-type]
-                 "refusal": d["refused"]} for i, d in enumerate(rows)]
+        return [DecisionRecord(self.side, self.player, turn=d.turn, decision=i, latency_s=round(d.seconds, 4),
+                               action=d.choice, refusal=d.refused) for i, d in enumerate(rows)]
 
 
 class FoulPlay(ExternalCompetitor):

@@ -39,6 +39,7 @@ import re
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -85,6 +86,16 @@ class LogSink:
             self._file = None
 
 
+@dataclass
+class SentChoice:
+    """One choice Foul Play sent to Showdown."""
+
+    turn: int
+    seconds: float  # from the request to the choice
+    choice: str
+    refused: bool = False  # Showdown refused it
+
+
 class FoulPlayProcess:
     """One started Foul Play (or stand-in) process and what its output says about it."""
 
@@ -106,8 +117,8 @@ class FoulPlayProcess:
         self.returncode: int | None = None
         self.battle_tag: str | None = None
         self.owed_since: float | None = None
-        #: this game's decisions: turn, seconds (request to choice), choice, refused
-        self.decisions: list[dict[str, object]] = []
+        #: this game's decisions, in order
+        self.decisions: list[SentChoice] = []
         self.turn = 0
         self.last_heartbeat: float | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -117,7 +128,7 @@ class FoulPlayProcess:
 
     @property
     def decision_seconds(self) -> list[float]:
-        return [float(d["seconds"]) for d in self.decisions]  # type: ignore[arg-type]
+        return [d.seconds for d in self.decisions]
 
     @property
     def heartbeat_age(self) -> float | None:
@@ -218,12 +229,11 @@ class FoulPlayProcess:
             self.owed_since = None
         elif line.startswith(("|error|[Invalid choice]", "|error|[Unavailable choice]")):
             if self.decisions:
-                self.decisions[-1]["refused"] = True
+                self.decisions[-1].refused = True
             self.owed_since = self.owed_since or now  # the choice was refused: a decision is due again
         elif "to websocket: battle-" in line and (choice := _choice(line)) is not None:
             if self.owed_since is not None:
-                self.decisions.append({"turn": self.turn, "seconds": now - self.owed_since, "choice": choice,
-                                       "refused": False})
+                self.decisions.append(SentChoice(self.turn, now - self.owed_since, choice))
                 self.owed_since = None
 
     def _on_request(self, payload: str, now: float) -> None:
