@@ -149,6 +149,19 @@ def check_player_name(name: str) -> None:
             f"'{re.sub(r'[^A-Za-z0-9_.-]', '-', name)[:40] or 'player'}').")
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """How the games of a run are played: the checked settings of its config that the runner reads."""
+
+    seed_text: str
+    battle_format: str
+    turn_limit: int
+    concurrency: int
+    retry_rounds: int
+    stall_timeout: float  # seconds without a battle message before a game is voided
+    liveness_timeout: float  # seconds the server may take to answer the harness's ping
+
+
 @dataclass
 class RunPlan:
     name: str
@@ -157,6 +170,7 @@ class RunPlan:
     per_player_limits: dict[str, int]
     matchup_order: list[str]
     fingerprint: dict[str, Any]
+    settings: RunSettings
     shard: tuple[int, int] | None = None
     #: The fingerprint as PokéBench wrote it before version 2 (to upgrade an older store in place).
     legacy_fingerprint: dict[str, Any] | None = None
@@ -271,14 +285,16 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     """Check the whole config and list the run's games, before anything is played."""
     check_keys(cfg)
     pairs = _positive_int(cfg, "pairs")
-    _positive_int(cfg, "concurrency")
-    _positive_int(cfg, "turn_limit")
-    _positive_int(cfg, "retry_rounds", minimum=0)
+    concurrency = _positive_int(cfg, "concurrency")
+    turn_limit = _positive_int(cfg, "turn_limit")
+    retry_rounds = _positive_int(cfg, "retry_rounds", minimum=0)
     _positive_seconds(cfg.stall_timeout, "stall_timeout")
     _positive_seconds(cfg.server.liveness_timeout, "server.liveness_timeout")
     seed_text = check_seed_text(cfg.seed_text)
     if not isinstance(cfg.format, str) or not cfg.format.strip():
         raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {cfg.format!r}.")
+    settings = RunSettings(seed_text, cfg.format, turn_limit, concurrency, retry_rounds,
+                           float(cfg.stall_timeout), float(cfg.server.liveness_timeout))
     if not cfg.players:
         raise ConfigError("The run has no players. Choose a run with `+run=NAME` (runs: " + ", ".join(available_runs()) + ").")
     names = [str(name) for name in cfg.players]
@@ -352,7 +368,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
                               "sequential run (more pairs for some matchups only) cannot keep fair. Play this run "
                               "without sequential.target_width.")
     return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups],
-                   identity, shard, legacy, supported)
+                   identity, settings, shard, legacy, supported)
 
 
 def _supported_formats(cls: type) -> tuple[str, ...] | None:

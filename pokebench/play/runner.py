@@ -48,7 +48,7 @@ def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
     return RemoteShowdown(cfg.server.host, int(cfg.server.port), os.environ.get("POKEBENCH_ADMIN_TOKEN"))
 
 
-async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, done: set[str],
+async def play_missing(plan: RunPlan, store: RunStore, server: Any, done: set[str],
                        budget: Budget | None = None, now: ThisStart | None = None,
                        block: set[str] | None = None, progress: Progress | None = None) -> tuple[int, int]:
     """Play the planned games not in `done` (of `block` only, if given: an epoch) once; return (games played,
@@ -60,12 +60,13 @@ async def play_missing(plan: RunPlan, cfg: DictConfig, store: RunStore, server: 
     """
     now = now if now is not None else ThisStart()
     missing = [s for s in plan.specs if s.game_id not in done and (block is None or s.game_id in block)]
-    arena = Arena(server, plan.factories, cfg.format, cfg.turn_limit, cfg.concurrency,
-                  per_player_limits=plan.per_player_limits, stall_timeout=float(cfg.stall_timeout),
+    settings = plan.settings
+    arena = Arena(server, plan.factories, settings.battle_format, settings.turn_limit, settings.concurrency,
+                  per_player_limits=plan.per_player_limits, stall_timeout=settings.stall_timeout,
                   matchup_order=plan.matchup_order, work_root=store.path.parent / "players",
                   admit=budget.admit if budget is not None and budget.active else None,
                   settle=budget.settle if budget is not None and budget.active else None,
-                  liveness_timeout=float(cfg.server.liveness_timeout), stopped=_record_stopped(store))
+                  liveness_timeout=settings.liveness_timeout, stopped=_record_stopped(store))
     own_bar = progress is None
     progress = progress or Progress(len(plan.specs), sum(1 for s in plan.specs if s.game_id in done), plan.name)
     following = asyncio.create_task(progress.follow(arena.live_decisions))  # answers move the bar's text
@@ -106,14 +107,14 @@ def _record_stopped(store: RunStore) -> Callable[[HarnessError], None]:
     return record
 
 
-async def play_rounds(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, run_dir: Path,
+async def play_rounds(plan: RunPlan, store: RunStore, server: Any, run_dir: Path,
                       block: set[str] | None = None, budget: Budget | None = None,
                       now: ThisStart | None = None, progress: Progress | None = None) -> None:
     """Play the missing games (of `block`, if given), then replay the ones that ended in harness errors,
     for at most ``retry_rounds`` more rounds: a transient fault (a crashed player, a hung or dead
     server) never needs a second start."""
     now = now if now is not None else ThisStart()
-    for round_no in range(1 + int(cfg.retry_rounds)):
+    for round_no in range(1 + plan.settings.retry_rounds):
         if now.stop_reason is not None:  # a budget or an error no retry fixes stopped the run
             return
         done = done_in_run(run_dir)
@@ -122,22 +123,23 @@ async def play_rounds(plan: RunPlan, cfg: DictConfig, store: RunStore, server: A
             return
         if round_no:
             log.warning("Retry round %d of %d: playing again the %d game(s) that ended in harness errors.",
-                        round_no, cfg.retry_rounds, len(missing))
-        _, errors = await play_missing(plan, cfg, store, server, done, budget, now, block, progress)
+                        round_no, plan.settings.retry_rounds, len(missing))
+        _, errors = await play_missing(plan, store, server, done, budget, now, block, progress)
         if not errors:
             return
 
 
-async def play_run(plan: RunPlan, cfg: DictConfig, store: RunStore, server: Any, run_dir: Path,
+async def play_run(plan: RunPlan, store: RunStore, server: Any, run_dir: Path,
                    budget: Budget | None = None, now: ThisStart | None = None) -> None:
     """Every missing game, epoch by epoch (players that refine themselves change only between epochs of
     whole pairs: :mod:`pokebench.play.epochs`), each epoch with its retry rounds, on one progress bar."""
     progress = Progress(len(plan.specs), len({s.game_id for s in plan.specs} & done_in_run(run_dir)), plan.name)
     try:
         await epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players", lambda: done_in_run(run_dir),
-                                    lambda _done, block: play_rounds(plan, cfg, store, server, run_dir, block,
+                                    lambda _done, block: play_rounds(plan, store, server, run_dir, block,
                                                                      budget, now, progress),
-                                    run={"seed_text": str(cfg.seed_text), "format": str(cfg.format)}, budget=budget)
+                                    run={"seed_text": plan.settings.seed_text, "format": plan.settings.battle_format},
+                                    budget=budget)
     finally:
         progress.close()
         for factory in plan.factories.values():
@@ -224,7 +226,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
             server = stack.enter_context(_server(cfg, run_dir / log_name))
             check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
             store = store or bound_store()
-            asyncio.run(play_run(plan, cfg, store, server, run_dir, budget, now))
+            asyncio.run(play_run(plan, store, server, run_dir, budget, now))
         elif store is None:
             bound_store()
     left = len(planned - done_in_run(run_dir))
@@ -251,7 +253,7 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Pa
 
         async def play(specs: list[GameSpec]) -> None:
             progress.plan_more(len(specs))
-            await play_rounds(replace(plan, specs=specs), cfg, store, server, run_dir, now=now, progress=progress)
+            await play_rounds(replace(plan, specs=specs), store, server, run_dir, now=now, progress=progress)
 
         try:
             specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, run_dir,
