@@ -142,13 +142,13 @@ def _game_groups(games: pd.DataFrame, totals: pd.DataFrame, me: str | None = Non
     pair's result (from `me`'s side when given) and totals."""
     games = games.join(totals, on="uid")
     groups = []
-    for (run, matchup, pair), grp in games.groupby(["run", "matchup", "pair"], sort=False):
+    for (run, matchup, _), grp in games.groupby(["run", "matchup", "pair"], sort=False):
         grp = grp.sort_values("game")
         first = grp.iloc[0]
         a = first["p1"] if int(first["game"]) == 1 else first["p2"]
         b = first["p2"] if a == first["p1"] else first["p1"]
         records = _records(grp)
-        groups.append({"run": run, "matchup": matchup, "pair": int(pair), "a": a, "b": b,
+        groups.append({"run": run, "matchup": matchup, "pair": int(first["pair"]), "a": a, "b": b,
                        "result": _pair_label(grp, a, b, me), "games": records,
                        **{key: _pair_total(records, key) for key in ("input_tokens", "output_tokens", "cost_usd",
                                                                       "reasks", "random_picks")}})

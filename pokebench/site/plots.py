@@ -78,7 +78,7 @@ def _spread_labels(ax: "Axes", xs: Sequence[float], ys: Sequence[float], labels:
                    fontsize: float = 8) -> None:
     """Label each point to its right, moving labels up past those already placed until none overlap (their
     boxes measured by the renderer); a label moved off its point gets a thin line to it."""
-    fig = ax.figure
+    fig = _figure(ax)
     canvas = fig.canvas if hasattr(fig.canvas, "get_renderer") else FigureCanvasAgg(fig)
     renderer = canvas.get_renderer()
     fig.draw_without_rendering()  # the final layout, so positions in pixels hold
@@ -88,7 +88,8 @@ def _spread_labels(ax: "Axes", xs: Sequence[float], ys: Sequence[float], labels:
         px, py = ax.transData.transform((xs[k], ys[k]))
         dy = 0.0
         while True:
-            at = to_data.transform((px + 6, py + 3 + dy))
+            at_x, at_y = to_data.transform((px + 6, py + 3 + dy))
+            at = (float(at_x), float(at_y))
             text = ax.annotate(str(labels[k]), (xs[k], ys[k]), xytext=at, textcoords="data", fontsize=fontsize,
                                va="bottom", ha="left")
             text.set_in_layout(False)  # the layout stays as measured
