@@ -25,6 +25,7 @@ from typing import Any, Callable
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pokebench.paths import RUNS_DIR
+from pokebench.player.hooks import FreezesAfterLearning, PlayerMaker
 from pokebench.play import epochs
 from pokebench.play.plan import ConfigError
 from pokebench.play.spend_estimate import Estimate, estimate, priced, spend_line
@@ -81,16 +82,15 @@ def _with(cfg: DictConfig, values: dict[str, Any], players: dict[str, dict[str, 
     return leg
 
 
-def frozen_after_learning(factories: dict[str, Any], work_root: Path) -> dict[str, dict[str, Any]]:
+def frozen_after_learning(factories: dict[str, PlayerMaker], work_root: Path) -> dict[str, dict[str, Any]]:
     """The options that make each refining player play what it learned in the run of `work_root`, frozen."""
     frozen = {}
     for name in epochs.refining(factories):
-        cls = getattr(factories[name], "func", None)
-        freeze = getattr(cls, "frozen_after_learning", None)
-        if not callable(freeze):
+        cls = factories[name].cls
+        if not isinstance(cls, FreezesAfterLearning):
             raise ConfigError(f"Player '{name}' refines itself but cannot be played frozen after learning (its class "
                               "has no frozen_after_learning); play it without `trajectories`.")
-        frozen[name] = freeze(work_root / name)
+        frozen[name] = cls.frozen_after_learning(work_root / name)
     return frozen
 
 

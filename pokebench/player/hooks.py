@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pokebench.player.decisions import DecisionRecord
 
-__all__ = ["Preflight", "ChecksRun", "Refines", "HasEpochs", "EpochParticipant", "SupportsFormats",
+__all__ = ["Preflight", "ChecksRun", "Refines", "FreezesAfterLearning", "HasEpochs", "EpochParticipant", "SupportsFormats",
            "BoundsThinking", "SummarizesGame", "LogsDecisions", "PlayerMaker"]
 
 
@@ -53,6 +53,13 @@ class EpochParticipant(Protocol):
 
     def spend(self) -> tuple[float, str]:
         """USD spent between epochs in this run so far (all starts), and a line saying on what."""
+
+
+@runtime_checkable
+class FreezesAfterLearning(Protocol):
+    def frozen_after_learning(self, work_dir: Path) -> dict[str, Any]:
+        """The options that make this player play, frozen, what it learned in `work_dir` (its folder in the
+        learning run): how ``trajectories`` evaluates it after learning."""
 
 
 @runtime_checkable
