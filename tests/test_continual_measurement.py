@@ -25,6 +25,7 @@ from hydra import compose, initialize_config_dir
 
 from support.continual import Script, finish, harness_side, pokebench, refiner_config, trajectory
 from support.games import REPO_DIR
+from support.synthetic_runs import make_run
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, hashed_policy
 from pokebench.paths import conf_dir
 from pokebench.play import epochs
@@ -42,6 +43,7 @@ from pokebench.players.continual.refiner import REFINER_MARKER, refine
 from pokebench.players.continual.refining import HarnessRefiner
 from pokebench.players.continual.versions import CarryOver, HarnessFiles, Snapshot, Source, initial_harness
 from pokebench.players.continual.tables import curve_table, edits_table, gain_table, gap_table, versions_table
+from pokebench.publish import publish
 from pokebench.results.store import RunStore
 from pokebench.players.continual.page import write_harness_page
 
@@ -376,13 +378,13 @@ def test_no_orphan_version_after_a_kill_between_the_version_and_the_state(api, t
     api.policy = lambda r: json.dumps({"edits": [{"op": "remove", "id": "m9"}, {"op": "nonsense"}]})
     asyncio.run(refiner.before_epoch(3, {1: ["g1"], 2: ["g2"]}))
     assert [v.version for v in files.versions()] == [0, 1]
-    root = tmp_path / "site"
-    root.mkdir()
+    make_run(tmp_path / "synthetic", "mixed", pairs=1)  # the page sits in a published folder (its navigation)
+    root = publish(["mixed"], tmp_path / "site", runs_dir=tmp_path / "synthetic", n_bootstrap=20)
     versions_table([tmp_path / "run"], ["ch"]).to_csv(root / "harness_versions.csv", index=False)
     edits_table([tmp_path / "run"], ["ch"]).to_csv(root / "harness_edits.csv", index=False)
     page = write_harness_page(root).read_text()
     assert "killed refinement" in page and "refinement with no change" in page and "no memory entry" in page
-    assert "version 1<" in page and "(parent 0)" in page and "(kept version 1)" in page
+    assert "version 1 (from version 0)" in page and "(kept version 1)" in page
     assert not re.search(r"(version|parent) \d+\.0", page)
     assert "1 changed nothing (8 edit(s) rejected), 0 failed, 1 killed" in refiner.spend()[1]
 
