@@ -41,14 +41,8 @@ stop_all() {
 }  # whatever Ray leaves (its dashboard's forkserver) is killed with the namespace when this script ends
 trap stop_all EXIT
 trap 'exit 130' INT TERM  # PID 1 ignores signals it does not handle
-wait_until() {  # wait_until SECONDS WHAT COMMAND...
-  local deadline=$((SECONDS + $1)) what=$2; shift 2
-  until "$@" >"$D/wait.out" 2>&1; do
-    [ $SECONDS -lt $deadline ] || { echo "timed out waiting for $what: $(tail -3 "$D/wait.out")" >&2; return 1; }
-    sleep 1
-  done
-}
-games() { "$PY" -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM games').fetchone()[0])" "$1" 2>/dev/null || echo 0; }
+# shellcheck source=tests/cluster/common.sh
+. "$REPO/tests/cluster/common.sh"  # wait_until, games
 mkdir -p "$D/log" "$D/work"
 cd "$D/work"
 

@@ -53,13 +53,8 @@ stop_all() {
   if [ "${POKEBENCH_SLURM_KEEP:-0}" = 1 ]; then echo "kept: $D"; else rm -rf "$D"; fi
 }
 trap stop_all EXIT
-wait_until() {  # wait_until SECONDS WHAT COMMAND...
-  local deadline=$((SECONDS + $1)) what=$2; shift 2
-  until "$@" >"$D/wait.out" 2>&1; do
-    [ $SECONDS -lt $deadline ] || { echo "timed out waiting for $what: $(tail -3 "$D/wait.out")" >&2; return 1; }
-    sleep 1
-  done
-}
+# shellcheck source=tests/cluster/common.sh
+. "$REPO/tests/cluster/common.sh"  # wait_until, games
 no_jobs() { [ -z "$(squeue -h 2>/dev/null)" ]; }
 HOST="$(hostname -s)"
 mkdir -p "$D"/{munge,db,ctld,slurmd,log,work}
@@ -138,7 +133,6 @@ echo "SLURM $(sinfo -V | cut -d' ' -f2): node $HOST with $(nproc) CPUs, accounti
 
 # ---- the README's recipe, small ----------------------------------------------------------------
 cd "$D/work"
-games() { "$PY" -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM games').fetchone()[0])" "$1" 2>/dev/null || echo 0; }
 started=$SECONDS
 "$PY" -m pokebench +run=bots-smoke pairs=2 concurrency=2 name=whole >"$D/log/whole.log" 2>&1
 echo "unsharded run: $((SECONDS - started)) s"

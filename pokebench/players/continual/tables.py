@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -221,47 +221,52 @@ def curve_table(sides: pd.DataFrame) -> pd.DataFrame:
     return _integers(pd.DataFrame(rows), ["harness_version"])
 
 
-def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFrame:
-    rows = []
+def _harness_files(run_dirs: list[Path], harness_players: list[str]) -> Iterator[tuple[Path, str, HarnessFiles]]:
+    """Each (run folder, harness player, its harness files) that exists, runs in order."""
     for run_dir in run_dirs:
         for player in harness_players:
             files = HarnessFiles(run_dir / "players" / player)
-            if not files.exists():
-                continue
-            state = files.read_state()
-            first_epoch: dict[int, int] = {}
-            for epoch, version in sorted(state.epochs.items(), key=lambda kv: int(kv[0])):
-                first_epoch.setdefault(version, int(epoch))
-            for snap in files.versions():
-                passes = snap.passes or {}
-                tokens = {k: sum(c.get(k) or 0 for c in snap.calls) for k in ("input_tokens", "output_tokens")}
-                rows.append({
-                    "run": run_dir.name, "player": player, "version": snap.version, "parent": snap.parent,
-                    "first_epoch": first_epoch.get(snap.version), "trigger": snap.trigger.get("kind"),
-                    "trigger_epochs": " ".join(str(e) for e in snap.trigger.get("epochs", [])),
-                    "trigger_games": len(snap.trigger.get("games", [])),
-                    "signatures": json.dumps(snap.trigger.get("signatures") or {}, sort_keys=True),
-                    **{f"{name}_applied": len((passes.get(name) or {}).get("applied", [])) for name in PASSES},
-                    **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", [])) for name in PASSES},
-                    "refiner_calls": len(snap.calls), "refiner_input_tokens": tokens["input_tokens"],
-                    "refiner_output_tokens": tokens["output_tokens"], "refiner_cost_usd": snap.refiner_cost_usd,
-                    "at": snap.at, "harness": snap.harness.model_dump_json(),
-                    "learned_from": "; ".join(str(source) for source in snap.learned_from),
-                })
-            for attempt in state.attempts:
-                if attempt.get("ok") and attempt.get("version") != attempt.get("from_version"):
-                    continue  # it made a version: that version's row
-                passes = attempt.get("passes") or {}
-                rows.append({"run": run_dir.name, "player": player, "version": None,
-                             "parent": attempt.get("from_version"), "trigger": _no_version(attempt),
-                             "trigger_epochs": " ".join(str(e) for e in attempt.get("epochs", [])),
-                             "trigger_games": len(attempt.get("games", [])),
-                             **{f"{name}_applied": 0 for name in PASSES},
-                             **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", []))
-                                for name in PASSES},
-                             "refiner_calls": len(attempt.get("calls", [])),
-                             "refiner_cost_usd": attempt.get("cost_usd"), "at": attempt.get("at"),
-                             "error": attempt.get("error"), "harness": None})
+            if files.exists():
+                yield run_dir, player, files
+
+
+def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFrame:
+    rows = []
+    for run_dir, player, files in _harness_files(run_dirs, harness_players):
+        state = files.read_state()
+        first_epoch: dict[int, int] = {}
+        for epoch, version in sorted(state.epochs.items(), key=lambda kv: int(kv[0])):
+            first_epoch.setdefault(version, int(epoch))
+        for snap in files.versions():
+            passes = snap.passes or {}
+            tokens = {k: sum(c.get(k) or 0 for c in snap.calls) for k in ("input_tokens", "output_tokens")}
+            rows.append({
+                "run": run_dir.name, "player": player, "version": snap.version, "parent": snap.parent,
+                "first_epoch": first_epoch.get(snap.version), "trigger": snap.trigger.get("kind"),
+                "trigger_epochs": " ".join(str(e) for e in snap.trigger.get("epochs", [])),
+                "trigger_games": len(snap.trigger.get("games", [])),
+                "signatures": json.dumps(snap.trigger.get("signatures") or {}, sort_keys=True),
+                **{f"{name}_applied": len((passes.get(name) or {}).get("applied", [])) for name in PASSES},
+                **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", [])) for name in PASSES},
+                "refiner_calls": len(snap.calls), "refiner_input_tokens": tokens["input_tokens"],
+                "refiner_output_tokens": tokens["output_tokens"], "refiner_cost_usd": snap.refiner_cost_usd,
+                "at": snap.at, "harness": snap.harness.model_dump_json(),
+                "learned_from": "; ".join(str(source) for source in snap.learned_from),
+            })
+        for attempt in state.attempts:
+            if attempt.get("ok") and attempt.get("version") != attempt.get("from_version"):
+                continue  # it made a version: that version's row
+            passes = attempt.get("passes") or {}
+            rows.append({"run": run_dir.name, "player": player, "version": None,
+                         "parent": attempt.get("from_version"), "trigger": _no_version(attempt),
+                         "trigger_epochs": " ".join(str(e) for e in attempt.get("epochs", [])),
+                         "trigger_games": len(attempt.get("games", [])),
+                         **{f"{name}_applied": 0 for name in PASSES},
+                         **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", []))
+                            for name in PASSES},
+                         "refiner_calls": len(attempt.get("calls", [])),
+                         "refiner_cost_usd": attempt.get("cost_usd"), "at": attempt.get("at"),
+                         "error": attempt.get("error"), "harness": None})
     return _integers(pd.DataFrame(rows), ["version", "parent", "first_epoch"])
 
 
@@ -282,23 +287,19 @@ def _integers(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def edits_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFrame:
     rows = []
-    for run_dir in run_dirs:
-        for player in harness_players:
-            files = HarnessFiles(run_dir / "players" / player)
-            if not files.exists():
-                continue
-            unchanged = [(None, a.get("at"), a.get("passes") or {}) for a in files.read_state().attempts
-                         if a.get("ok") and a.get("version") == a.get("from_version")]
-            for version, at, passes in [(s.version, s.at, s.passes or {}) for s in files.versions()] + unchanged:
-                for pass_name, result in passes.items():
-                    for status in ("applied", "rejected"):
-                        for item in result.get(status, []):
-                            rows.append({"run": run_dir.name, "player": player, "version": version, "at": at,
-                                         "pass": pass_name, "status": status,
-                                         "edit": json.dumps(item.get("edit"), ensure_ascii=False),
-                                         "old": json.dumps(item.get("old"), ensure_ascii=False),
-                                         "new": json.dumps(item.get("new"), ensure_ascii=False),
-                                         "why": item.get("why")})
+    for run_dir, player, files in _harness_files(run_dirs, harness_players):
+        unchanged = [(None, a.get("at"), a.get("passes") or {}) for a in files.read_state().attempts
+                     if a.get("ok") and a.get("version") == a.get("from_version")]
+        for version, at, passes in [(s.version, s.at, s.passes or {}) for s in files.versions()] + unchanged:
+            for pass_name, result in passes.items():
+                for status in ("applied", "rejected"):
+                    for item in result.get(status, []):
+                        rows.append({"run": run_dir.name, "player": player, "version": version, "at": at,
+                                     "pass": pass_name, "status": status,
+                                     "edit": json.dumps(item.get("edit"), ensure_ascii=False),
+                                     "old": json.dumps(item.get("old"), ensure_ascii=False),
+                                     "new": json.dumps(item.get("new"), ensure_ascii=False),
+                                     "why": item.get("why")})
     return _integers(pd.DataFrame(rows, columns=["run", "player", "version", "at", "pass", "status", "edit", "old",
                                                  "new", "why"]), ["version"])
 
@@ -306,12 +307,9 @@ def edits_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataFram
 def refiner_costs(run_dirs: list[Path], harness_players: list[str]) -> dict[str, float]:
     """Each harness player's refiner spend over the runs (failed attempts included)."""
     total: dict[str, float] = {}
-    for run_dir in run_dirs:
-        for player in harness_players:
-            files = HarnessFiles(run_dir / "players" / player)
-            if files.exists():
-                spent = [a.get("cost_usd") or 0.0 for a in files.read_state().attempts]
-                total[player] = total.get(player, 0.0) + float(sum(spent))
+    for _, player, files in _harness_files(run_dirs, harness_players):
+        spent = [a.get("cost_usd") or 0.0 for a in files.read_state().attempts]
+        total[player] = total.get(player, 0.0) + float(sum(spent))
     return total
 
 
