@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from pokebench.showdown.node import export_generated
-from pokebench.text import templates
+from pokebench.text import effects, events, templates
 from pokebench.cli.replay import main
 from pokebench.text.names import format_percentage
+from pokebench.text.protocol import PROTOCOL_ONLY, SIMPLE
 from pokebench.text.renderer import BattleText, render_battle
 from pokebench.text.templates import PLACEHOLDER, load_templates
 
@@ -201,6 +202,12 @@ def test_protocol_lines_and_unknown_lines_do_not_crash() -> None:
     assert text.feed(["|-xyzzy|p2a: Calyrex|Some Effect|[from] item: Leftovers"]) == \
         ["(xyzzy: the opposing Calyrex, Some Effect, Leftovers)"]
     assert text.feed(["|somethingnew|p1a: Carbink"]) == []
+
+
+def test_each_command_has_one_handler() -> None:
+    """The renderer merges the tables of events and effects: a command in both would lose a handler silently."""
+    assert not events.HANDLERS.keys() & effects.HANDLERS.keys()
+    assert set(SIMPLE) <= events.HANDLERS.keys() and not (events.HANDLERS.keys() | effects.HANDLERS.keys()) & PROTOCOL_ONLY
 
 
 def test_feed_takes_poke_env_split_lines_and_multi_line_strings() -> None:

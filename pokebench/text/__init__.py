@@ -1,8 +1,11 @@
 """What a player reads: the battle log in Showdown's words, the v3 prompt, and how answers are parsed.
 
 ``protocol`` (protocol lines and tables), ``templates`` (Showdown's text templates), ``names`` (how
-Pokémon, players and HP are named), ``renderer`` (:class:`BattleText`) and ``effects`` (the words of
-effects), ``differential`` (the comparison with an independent renderer), ``prompt`` (the messages), ``answers`` (reading the model's answers).
+Pokémon, players and HP are named: :class:`~pokebench.text.names.Wording`), ``state`` (the battle as the
+viewer knows it), ``renderer`` (:class:`BattleText`: lines in, text out), ``dispatch`` (the handlers' type
+and tables), ``events`` and ``effects`` (the handlers: the words of main events and of effects),
+``differential`` (the comparison with an independent renderer), ``prompt`` (the messages), ``answers``
+(reading the model's answers).
 """
 
 from pokebench.text.renderer import BattleText, render_battle

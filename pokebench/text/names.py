@@ -49,12 +49,29 @@ def damage_percentage(old: tuple[int, int], new_hp: int, max_hp: int, fainted: b
 
 
 class Wording:
-    """Names and template filling for one viewer (``view``: whose side is "near")."""
+    """Names and template filling for one viewer (``view``: whose side is "near").
+
+    It knows the players' Showdown user names only to keep them out of the text (:meth:`scrub`), and
+    notes the abilities whose pop-ups it words (``popups``: the renderer clears them at each event).
+    """
 
     def __init__(self, view: str, templates: dict[str, dict[str, str]]):
         self.view = view
         self.t = templates
-        self._popups: dict[tuple[str, str], str] = {}  # the abilities shown by the event being worded
+        self.popups: dict[tuple[str, str], str] = {}  # the abilities shown by the event being worded
+        self.usernames: dict[str, str] = {}  # Showdown name -> side
+        self._name_patterns: dict[re.Pattern[str], str] = {}
+
+    def add_player(self, side: str, username: str) -> None:
+        """A player's Showdown user name, from ``|player|``: the text says "Player N" instead."""
+        self.usernames[username] = side
+        self._name_patterns[re.compile(r"(?<!\w)" + re.escape(username) + r"(?!\w)")] = side
+
+    def scrub(self, text: str) -> str:
+        """Free text ("alice forfeited.") with the Showdown user names replaced by "Player N"."""
+        for pattern, side in self._name_patterns.items():
+            text = pattern.sub(self.trainer(side), text)
+        return text
 
     def tpl(self, kind: str, *namespaces: str | None) -> str:
         return lookup(self.t, kind, *namespaces)
@@ -86,7 +103,7 @@ class Wording:
             return ""
         template = self.t["default"]["abilityActivation"]
         if holder:
-            self._popups[key(holder)] = effect_name(name)
+            self.popups[key(holder)] = effect_name(name)
         return POPUP + self.fill(template, POKEMON=self.pk(holder), ABILITY=effect_name(name))
 
     def maybe_ability(self, effect: str | None, holder: str | None) -> str:

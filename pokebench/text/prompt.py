@@ -189,27 +189,27 @@ class Seen:
         """The ability the opponent's Pokémon was shown with: only once a pop-up revealed it."""
         if self.text is None:
             return ability_name(mon.ability) if mon.ability else None
-        return self.text.abilities_shown.get(key(ident))
+        return self.text.state.abilities_shown.get(key(ident))
 
     def order(self, ident: str) -> list[str]:
-        return list(self.text.boost_order.get(key(ident), [])) if self.text is not None else []
+        return list(self.text.state.boost_order.get(key(ident), [])) if self.text is not None else []
 
     def species(self, ident: str, mon: Pokemon) -> str:
         """The species as shown: an active Pokémon's temporary forme too (Minior-Meteor)."""
-        if self.text is not None and mon.active and (shown := self.text.species.get(key(ident))):
+        if self.text is not None and mon.active and (shown := self.text.state.species.get(key(ident))):
             return shown
         return species_name(mon)
 
     def own_species(self, own: OwnMon) -> str:
         """The player's own Pokémon as its request names it; the active one in its temporary forme too."""
-        if self.text is not None and own.active and (shown := self.text.species.get(key(own.ident))):
+        if self.text is not None and own.active and (shown := self.text.state.species.get(key(own.ident))):
             return shown
         return own.name
 
     def tera(self, ident: str, mon: Pokemon) -> str | None:
         """The Tera type of a Terastallized Pokémon, None if it is not (any more: a faint ends it)."""
         if self.text is not None:
-            return self.text.tera.get(key(ident))
+            return self.text.state.tera.get(key(ident))
         return type_name(mon.tera_type) if mon.is_terastallized and mon.tera_type is not None else None
 
     def item(self, mon: Pokemon, ident: str) -> str | None:

@@ -10,10 +10,9 @@ client's text is written for the upgraded shape.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 __all__ = ["parse_line", "upgrade_args", "effect_name", "effect_id", "pad", "key", "parse_hp", "IDENT", "KWARG",
-           "PROTOCOL_ONLY", "SIMPLE", "HANDLERS", "FORME_EFFECTS"]
+           "PROTOCOL_ONLY", "SIMPLE", "FORME_EFFECTS"]
 
 KWARG = re.compile(r"^\[(\w+)\]\s?(.*)$", re.S)
 IDENT = re.compile(r"^(p[1-4])([a-z]?):\s*(.*)$")
@@ -27,7 +26,7 @@ PROTOCOL_ONLY = frozenset("""request t: gametype player teamsize gen tier rule r
     notify hidelines unlink -anim -mustrecharge -candynamax -swapsideconditions -ohkogroup""".split())
 # Events with one fixed template: cmd -> (template kind, namespace, {placeholder: argument index}).
 # The namespace is an argument index, "[from]" (the effect of [from]) or None (default template).
-SIMPLE: dict[str, tuple[str, Any, dict[str, int]]] = {
+SIMPLE: dict[str, tuple[str, int | str | None, dict[str, int]]] = {
     "turn": ("turn", None, {"NUMBER": 0}), "faint": ("faint", None, {"POKEMON": 0}),
     "-crit": ("crit", None, {"POKEMON": 0}), "-supereffective": ("superEffective", None, {"POKEMON": 0}),
     "-resisted": ("resisted", None, {"POKEMON": 0}), "-terastallize": ("terastallize", None, {"POKEMON": 0, "TYPE": 1}),
@@ -42,18 +41,6 @@ SIMPLE: dict[str, tuple[str, Any, dict[str, int]]] = {
        for cmd in ("-clearboost", "-clearpositiveboost", "-clearnegativeboost")},
 }
 SWAP_BOOSTS = {"guardswap": "swapDefensiveBoost", "powerswap": "swapOffensiveBoost"}
-HANDLERS = {  # cmd -> method of BattleText
-    "start": "_start", "win": "_win", "tie": "_win", "switch": "_switch", "drag": "_switch",
-    "replace": "_switch", "move": "_move", "cant": "_cant", "detailschange": "_formechange",
-    "-formechange": "_formechange", "-transform": "_formechange", "message": "_message", "-message": "_message",
-    "-hint": "_message", "-start": "_start_effect", "-end": "_end_effect", "-ability": "_ability",
-    "-endability": "_endability", "-item": "_item", "-enditem": "_enditem", "-status": "_status",
-    "-curestatus": "_status", "-sethp": "_sethp", "-singleturn": "_singleevent", "-singlemove": "_singleevent",
-    "-sidestart": "_side_effect", "-sideend": "_side_effect", "-weather": "_weather", "-fieldstart": "_field",
-    "-fieldactivate": "_field", "-fieldend": "_field", "-activate": "_activate", "-damage": "_damage",
-    "-heal": "_heal", "-boost": "_boost", "-unboost": "_boost", "-block": "_block", "-fail": "_fail",
-    "-immune": "_immune", "-miss": "_miss", **{cmd: "_simple" for cmd in SIMPLE},
-}
 # A new species -> (the effect that changed it, its template kind), as the client words forme changes.
 FORME_EFFECTS = {
     "greninjaash": ("battlebond", "transform"), "mimikyubusted": ("disguise", "transform"),
