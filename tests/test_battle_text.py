@@ -207,7 +207,8 @@ def test_protocol_lines_and_unknown_lines_do_not_crash() -> None:
 def test_each_command_has_one_handler() -> None:
     """The renderer merges the tables of events and effects: a command in both would lose a handler silently."""
     assert not events.HANDLERS.keys() & effects.HANDLERS.keys()
-    assert set(SIMPLE) <= events.HANDLERS.keys() and not (events.HANDLERS.keys() | effects.HANDLERS.keys()) & PROTOCOL_ONLY
+    assert set(SIMPLE) <= events.HANDLERS.keys()
+    assert not (events.HANDLERS.keys() | effects.HANDLERS.keys()) & PROTOCOL_ONLY
 
 
 def test_feed_takes_poke_env_split_lines_and_multi_line_strings() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pokebench.text.dispatch import Context, Handler, registrar
 from pokebench.text.protocol import (FORME_EFFECTS, NO_SWITCH_OUT_TEXT, SIMPLE, SWAP_BOOSTS, effect_id, effect_name,
                                      key, pad)
+from pokebench.text.names import damage_percentage
 from pokebench.text.state import species_types
 from pokebench.text.templates import NODEFAULT, OWN
 
@@ -137,9 +138,10 @@ def on_sethp(ctx: Context, cmd: str, args: list[str], kw: dict[str, str]) -> lis
 
 @handles("-damage")
 def on_damage(ctx: Context, cmd: str, args: list[str], kw: dict[str, str]) -> list[str]:
-    words = ctx.words
+    words, state = ctx.words, ctx.state
     ident, health = pad(args, 2)
-    lost, frm = ctx.state.set_hp(ident, health), kw.get("from") or ""
+    who, old, frm = key(ident), state.set_hp(ident, health), kw.get("from") or ""
+    lost = damage_percentage(old, *state.hp[who], who in state.fainted) if old and old[1] else None  # "25%"
     template = words.tpl("damage", frm, NODEFAULT)
     if not template and not frm:
         template = words.tpl("damage" if lost is None else "damagePercentage")

@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from pokebench.text.names import damage_percentage, public_percent
+from pokebench.text.names import public_percent
 from pokebench.text.protocol import key, parse_hp
 
 __all__ = ["BattleState", "Who", "species_types"]
@@ -42,7 +42,7 @@ class BattleState:
     # pop-up named it, and the stats changed since it came in, in the order they first changed.
     abilities_shown: dict[Who, str] = field(default_factory=dict)
     boost_order: dict[Who, list[str]] = field(default_factory=dict)
-    types: dict[Who, tuple[str, ...]] = field(default_factory=dict)  # as the client knows them (Roost's text needs them)
+    types: dict[Who, tuple[str, ...]] = field(default_factory=dict)  # as the client knows them (for Roost's text)
     tera: dict[Who, str] = field(default_factory=dict)  # Terastallized, until it faints (Showdown ends it then)
     weather: str = ""
     spread: bool = False  # the last move hit more than one target ("It's super effective on ...")
@@ -51,14 +51,13 @@ class BattleState:
         """A new species' types; a Terastallized Pokémon keeps its Tera type."""
         self.types[who] = (self.tera[who],) if who in self.tera else types
 
-    def set_hp(self, ident: str, health: str | None) -> str | None:
-        """Record the new HP as the viewer saw it; the HP lost as the client words it, if the old HP was known."""
+    def set_hp(self, ident: str, health: str | None) -> tuple[int, int] | None:
+        """Record the new HP (hp, max) as the viewer saw it; the HP before, if known and `health` is an HP."""
         who, new = key(ident), parse_hp(health or "")
         if new is None:
             return None
         if new[1] and new[1] != 100 and who[0] != self.perspective:  # exact HP the viewer did not see
             new = (public_percent(new[0], new[1]), 100)
         old = self.hp.get(who)
-        max_hp = new[1] or (old[1] if old else 100)
-        self.hp[who] = (new[0], max_hp)
-        return damage_percentage(old, new[0], max_hp, who in self.fainted) if old and old[1] and max_hp else None
+        self.hp[who] = (new[0], new[1] or (old[1] if old else 100))
+        return old
