@@ -51,7 +51,7 @@ MECHANICS = {
 def play_corpus(part: dict) -> None:
     """The reference bots, all against all, with one part's seeds: resumable, a finished run plays nothing.
     Without the search bot: the corpus is seeded and the engine's search is not."""
-    cmd = [sys.executable, "-m", "pokebench", "+run=bots-calibration", "~players.search", f"name={part['run']}",
+    cmd = [sys.executable, "-m", "pokebench", "+run=bots-calibration", "~players.search", "matchups=all", f"name={part['run']}",
            f"pairs={part['pairs']}",
            f"seed_text={part['seed_text']}", f"turn_limit={part['turn_limit']}", "publish=false", "concurrency=4"]
     print("playing:", " ".join(cmd[2:]), flush=True)
