@@ -25,9 +25,6 @@ from typing import Iterator, Sequence
 from pokebench.analysis.quality import read_quality
 from pokebench.analysis.settings import Settings
 from pokebench.paths import RUNS_DIR, SITES_DIR
-# Players that publish tables or pages of their own register them when imported
-# (pokebench.results.figures.register_tables, pokebench.site.build.register_page): results/ and site/ know no player.
-from pokebench.players.continual import page as _harness_page, tables as _harness_tables  # noqa: F401
 from pokebench.results.figures import compute_results
 from pokebench.results.loading import PublishError, load_runs
 from pokebench.results.redaction import redact_tree, secret_env_values

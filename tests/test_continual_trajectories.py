@@ -7,14 +7,18 @@ OpenAI-compatible server of the tests (real HTTP)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from support.continual import PRICES, REFINER_MARKER, Script, finish, harness_side, pokebench, stored
+from support.games import REPO_DIR
 from pokebench.analysis.cache import append_entries, cache_path
 from pokebench.analysis.settings import Settings, engine_version
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply
@@ -109,6 +113,26 @@ def test_published_gain_after_learning_per_trajectory_and_pooled_and_the_curve_o
     assert (harness.score_lo <= harness.score).all() and (harness.score <= harness.score_hi).all()
     learning = pd.read_csv(site / "ch-smoke" / "trajectory_gain.csv")
     assert list(learning.trajectory) == ["all", "ch-smoke-t1", "ch-smoke-t2"]
+
+
+def test_a_run_folders_results_have_the_harness_tables_in_a_process_that_never_imported_publish(trajectories_run):
+    """The player's tables come from the declared plug-ins (pokebench/plugins.py), not from whatever module
+    happened to import the Continual Harness before ``load_results``."""
+    cwd, _ = trajectories_run
+    code = ("import json, sys\n"
+            "from pokebench.results import load_results\n"
+            "results = load_results(sys.argv[1])\n"
+            "versions = results.extra['harness_versions'].version.dropna().astype(int).tolist()\n"
+            "print(json.dumps({'tables': sorted(results.extra), 'versions': versions,\n"
+            "                  'publish': 'pokebench.publish' in sys.modules}))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(cwd / "runs" / "ch-smoke-t1")], cwd=cwd,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_DIR)), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout)
+    assert not got["publish"]
+    assert {"harness_gain", "learning_curve", "harness_versions", "harness_edits"} <= set(got["tables"])
+    published = pd.read_csv(cwd / "data" / "site" / "ch-smoke" / "harness_versions.csv")
+    assert got["versions"] == published[published.run == "ch-smoke-t1"].version.dropna().astype(int).tolist()
 
 
 def test_a_bad_number_of_trajectories_is_refused_before_anything(api, tmp_path):

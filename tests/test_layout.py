@@ -18,10 +18,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pokebench"
 # competitors use; `results/` (the store, ratings, published tables) and `analysis/` (the engine's
 # verdict on decisions, published beside them) are written by `play/` and read by `site/`; the
 # site is built from a published folder alone; the competitors in `players/` are below `play/`, which
-# loads them by their config's name only. `publish` orchestrates results and site (and loads the
-# tables and pages players register); the commands are on top.
+# loads them by their config's name only, as results and site load the players' tables and pages
+# (`plugins`, a list of module names on the bottom floor). `publish` orchestrates results and site;
+# the commands are on top.
 FLOORS: list[set[str]] = [
-    {"pokebench", "paths", "seeds", "util", "games"},
+    {"pokebench", "paths", "seeds", "util", "games", "plugins"},
     {"showdown", "text"},
     {"player"},
     {"llm", "engine"},

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from pokebench.plugins import TABLE_PLUGINS, load_plugins
 from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing
 from pokebench.results.ratings import INTERVAL_RULE, RANK_RULE, RatingsError, fit_ratings, head_to_head
 from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, Meta, PairRow,
@@ -44,7 +45,7 @@ def register_tables(make: ExtraTables) -> ExtraTables:
 
     ``make`` returns {name: table} (empty when the runs have nothing for it). A table with a
     ``player`` column is shown on that player's page and listed in ``players.json`` (``tables``).
-    Usable as a decorator.
+    Usable as a decorator; a module that registers tables is listed in :data:`pokebench.plugins.TABLE_PLUGINS`.
     """
     EXTRA_TABLES.append(make)
     return make
@@ -325,6 +326,7 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
                       players=[], meta=meta, errors=data.errors, quality=quality)
     if quality_spread is not None:
         results.quality_spread = quality_spread
+    load_plugins(TABLE_PLUGINS)  # the players' tables register when their modules are imported
     for make in EXTRA_TABLES:
         for name, table in make(data, results).items():
             if table is not None and not table.empty:

@@ -31,6 +31,7 @@ from typing import Any, Callable
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from pokebench.plugins import PAGE_PLUGINS, load_plugins
 from pokebench.results.loading import safe_name
 from pokebench.results.ratings import expected_score
 from pokebench.results.reading import load_results, read_meta
@@ -51,7 +52,8 @@ EXTRA_PAGES: list[PageWriter] = []
 def register_page(write: PageWriter) -> PageWriter:
     """Write an extra page at every site build: ``write(folder)`` reads the published folder (e.g. the extra
     tables of :func:`pokebench.results.figures.register_tables`) and writes its page there, or nothing;
-    it returns the page's path, or None. Usable as a decorator."""
+    it returns the page's path, or None. Usable as a decorator; a module that registers pages is listed in
+    :data:`pokebench.plugins.PAGE_PLUGINS`."""
     EXTRA_PAGES.append(write)
     return write
 
@@ -332,6 +334,7 @@ def build_site(root: Path | str, viewer_url: str = VIEWER_URL) -> Path:
     site.games_page()
     site.player_pages()
     site.replays()
+    load_plugins(PAGE_PLUGINS)  # the players' pages register when their modules are imported
     for write in EXTRA_PAGES:  # e.g. the Continual Harness's harness.html, when the folder has its tables
         write(root)
     return root

@@ -1,5 +1,5 @@
 """The Continual Harness's published tables: the gain over the same model without it, the learning curve,
-and the harness's versions. Importing this module registers them for every publish (:mod:`pokebench.publish`).
+and the harness's versions. Importing this module registers them for every publish (listed in :mod:`pokebench.plugins`).
 
 A *harness player* is one whose game summaries carry ``harness_version``; its *plain partner* is
 an LLM player of the same run with the same model and reasoning level and no harness. Both play
