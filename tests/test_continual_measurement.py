@@ -46,6 +46,7 @@ from pokebench.players.continual.tables import curve_table, edits_table, gain_ta
 from pokebench.publish import publish
 from pokebench.results.store import RunStore
 from pokebench.players.continual.page import write_harness_page
+from pokebench.site.build import SitePages
 
 FORMAT = "gen9randombattle"
 NO_EDITS = '{"edits": []}'
@@ -382,7 +383,7 @@ def test_no_orphan_version_after_a_kill_between_the_version_and_the_state(api, t
     root = publish(["mixed"], tmp_path / "site", runs_dir=tmp_path / "synthetic", n_bootstrap=20)
     versions_table([tmp_path / "run"], ["ch"]).to_csv(root / "harness_versions.csv", index=False)
     edits_table([tmp_path / "run"], ["ch"]).to_csv(root / "harness_edits.csv", index=False)
-    page = write_harness_page(root).read_text()
+    page = write_harness_page(SitePages.read(root)).read_text()
     assert "killed refinement" in page and "refinement with no change" in page and "no memory entry" in page
     assert "version 1 (from version 0)" in page and "(kept version 1)" in page
     assert not re.search(r"(version|parent) \d+\.0", page)

@@ -354,11 +354,12 @@ def write_harness_tables(folder: Path) -> None:
 
 def test_harness_page_in_the_site_style_with_its_curve_and_every_refinement(site: Path, tmp_path: Path) -> None:
     from pokebench.players.continual.page import write_harness_page
+    from pokebench.site.build import SitePages
 
     copy = tmp_path / "copy"
     shutil.copytree(site, copy)
     write_harness_tables(copy)
-    page = write_harness_page(copy)
+    page = write_harness_page(SitePages.read(copy))
     assert page is not None and (copy / "learning_curve.svg").is_file()
     script = ("window.addEventListener('load', function () { var img = document.querySelector('img.plot');"
               "document.body.setAttribute('data-plot', img.naturalWidth + 'x' + img.naturalHeight); });")

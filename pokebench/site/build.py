@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable
@@ -42,18 +43,18 @@ from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet, team_states,
                                    text_turns, viewer_log)
 
-__all__ = ["build_site", "check_site_inputs", "register_page", "write_page", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
+__all__ = ["build_site", "check_site_inputs", "register_page", "SitePages", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
 
-PageWriter = Callable[[Path], "Path | None"]
-#: Writers of extra pages, each called with the published folder after the site's own pages; see :func:`register_page`.
+PageWriter = Callable[["SitePages"], "Path | None"]
+#: Writers of extra pages, each called after the site's own pages; see :func:`register_page`.
 EXTRA_PAGES: list[PageWriter] = []
 
 
 def register_page(write: PageWriter) -> PageWriter:
-    """Write an extra page at every site build: ``write(folder)`` reads the published folder (e.g. the extra
-    tables of :func:`pokebench.results.figures.register_tables`) and writes its page there, or nothing;
-    it returns the page's path, or None. Usable as a decorator; a module that registers pages is listed in
-    :data:`pokebench.plugins.PAGE_PLUGINS`."""
+    """Write an extra page at every site build: ``write(pages)`` reads the published folder ``pages.root``
+    (e.g. the extra tables of :func:`pokebench.results.figures.register_tables`) and writes its page with
+    :meth:`SitePages.write`, or nothing; it returns the page's path, or None. Usable as a decorator; a module
+    that registers pages is listed in :data:`pokebench.plugins.PAGE_PLUGINS`."""
     EXTRA_PAGES.append(write)
     return write
 
@@ -157,22 +158,31 @@ def _game_groups(games: pd.DataFrame, totals: pd.DataFrame, me: str | None = Non
     return groups
 
 
-def _render(env: Environment, out: Path, template: str, depth: int, meta: Meta, slugs: dict[str, str],
-            **context: Any) -> None:
-    """Write the page `out` from `template` with what every page shows (navigation, partial results, footer)."""
-    page = env.get_template(template).render(
-        up="../" * depth, meta=meta, partial_reasons=[f"{r.name}: {why}" for r in meta.runs for why in r.partial_reasons],
-        slugs=slugs, anchor=meta.anchor, several_runs=len(meta.runs) > 1, **context)
-    out.write_text(page, encoding="utf-8")
+@dataclass(frozen=True)
+class SitePages:
+    """The pages of the site of the published folder `root`: what every page shows (the navigation to each
+    player's page, partial results, footer), and the writer. Handed to the writers of extra pages."""
 
+    root: Path
+    meta: Meta
+    slugs: dict[str, str]  # each player's page: players/<slug>.html
+    env: Environment = field(default_factory=_environment)
 
-def write_page(root: Path, name: str, template: str, **context: Any) -> Path:
-    """Write the page ``root/name`` (in the folder itself) from a template of ``templates/`` that extends
-    ``base.html``: the site's navigation, stylesheet and partial-results notice, for pages that other
-    modules add to the site (e.g. the Continual Harness's). Its path."""
-    ratings = pd.read_csv(root / "ratings.csv", usecols=["player"], keep_default_na=False)
-    _render(_environment(), root / name, template, 0, read_meta(root), _slugs(list(ratings["player"])), **context)
-    return root / name
+    @classmethod
+    def read(cls, root: Path) -> SitePages:
+        """Those of a folder already published (its ``meta.json`` and ``ratings.csv``), to write one more page."""
+        ratings = pd.read_csv(root / "ratings.csv", usecols=["player"], keep_default_na=False)
+        return cls(root, read_meta(root), _slugs(list(ratings["player"])))
+
+    def write(self, path: str, template: str, depth: int = 0, **context: Any) -> Path:
+        """Write the page ``root/path``, `depth` folders down, from a template of ``templates/`` that extends
+        ``base.html`` (the site's navigation, stylesheet and partial-results notice). Its path."""
+        meta = self.meta
+        page = self.env.get_template(template).render(
+            up="../" * depth, meta=meta, slugs=self.slugs, anchor=meta.anchor, several_runs=len(meta.runs) > 1,
+            partial_reasons=[f"{r.name}: {why}" for r in meta.runs for why in r.partial_reasons], **context)
+        (self.root / path).write_text(page, encoding="utf-8")
+        return self.root / path
 
 
 def _fit_against_observed(ratings: list[dict[str, Any]], h2h: pd.DataFrame) -> list[dict[str, Any]]:
@@ -199,9 +209,9 @@ class _Site:
         self.viewer_url = viewer_url
         self.results = load_results(root)
         self.meta = self.results.meta
-        self.env = _environment()
         self.ratings = _records(self.results.ratings)
         self.slugs = _slugs([r["player"] for r in self.ratings])
+        self.pages = SitePages(root, self.meta, self.slugs)
         self.players = {p["player"]: p for p in self.results.players}
         self.games = self.results.games
         self.totals = _game_totals(self.results.decisions)
@@ -209,20 +219,17 @@ class _Site:
         self.spend_by_run = {r: float(c) for r, c in spend.groupby("run")["cost"].sum(min_count=1).items()
                              if not fmt.missing(c)}
 
-    def write(self, path: str, template: str, depth: int, **context: Any) -> None:
-        _render(self.env, self.root / path, template, depth, self.meta, self.slugs, **context)
-
     def index(self, has_cost: bool) -> None:
         errors = sum(r.harness_errors for r in self.meta.runs)
         h2h = {(c["player"], c["opponent"]): c for c in _records(self.results.h2h)}
         predicted = {(a["player"], b["player"]): expected_score(a["elo"], b["elo"])
                      for a in self.ratings for b in self.ratings if a is not b}
-        self.write("index.html", "index.html", 0, ratings=self.ratings, h2h=h2h, predicted=predicted,
-                   fit=_fit_against_observed(self.ratings, self.results.h2h),
-                   has_answers=any(r["answers"] is not None for r in self.ratings),
-                   pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
-                   spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
-                   quality=self._quality_summary())
+        self.pages.write("index.html", "index.html", 0, ratings=self.ratings, h2h=h2h, predicted=predicted,
+                         fit=_fit_against_observed(self.ratings, self.results.h2h),
+                         has_answers=any(r["answers"] is not None for r in self.ratings),
+                         pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
+                         spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
+                         quality=self._quality_summary())
 
     def _quality_summary(self) -> dict[str, Any] | None:
         """What the leaderboard says of the decision quality: its settings and the engine's run-to-run spread."""
@@ -241,8 +248,8 @@ class _Site:
                 float((player["engine_action_1"] == player["engine_action_2"]).mean())}
 
     def games_page(self) -> None:
-        self.write("games.html", "games.html", 0, groups=_game_groups(self.games, self.totals),
-                   has_reasons=self._reasons_script())
+        self.pages.write("games.html", "games.html", 0, groups=_game_groups(self.games, self.totals),
+                         has_reasons=self._reasons_script())
 
     def _reasons_script(self) -> bool:
         """Write ``static/reasons.js`` (every answer's reason, for the games page's search); False if none."""
@@ -266,10 +273,10 @@ class _Site:
             info = self.players.get(name, {"settings": {}, "counters": {}, "tables": [], "kind": "bot"})
             extra = {t: _records(self.results.extra[t][self.results.extra[t]["player"] == name])
                      for t in info.get("tables", []) if t in self.results.extra}
-            self.write(f"players/{self.slugs[name]}.html", "player.html", 1, r=r, info=info, facts=player_facts(info),
-                       opponents=_records(h2h[h2h["player"] == name]),
-                       pairs=_records(pairs[(pairs["player_a"] == name) | (pairs["player_b"] == name)]),
-                       extra=extra, groups=_game_groups(mine, self.totals, name), player=name)
+            self.pages.write(f"players/{self.slugs[name]}.html", "player.html", 1, r=r, info=info,
+                             facts=player_facts(info), opponents=_records(h2h[h2h["player"] == name]),
+                             pairs=_records(pairs[(pairs["player_a"] == name) | (pairs["player_b"] == name)]),
+                             extra=extra, groups=_game_groups(mine, self.totals, name), player=name)
 
     def _system_prompts(self, players: set[str]) -> list[dict[str, Any]]:
         """The system prompt of each prompt version the game's model players used, with who used it."""
@@ -308,12 +315,12 @@ class _Site:
             answers = answers_by_turn(by_game.get(uid, []), [t for t, _ in turns],
                                       {(r["side"], int(r["decision"])): r for r in mine})
             rows = by_game.get(uid, [])
-            self.write(f"replays/{uid}.html", "replay.html", 1, game=game, turns=turns, answers=answers,
-                       states=team_states(log, teams), totals=side_totals(rows),
-                       system_prompts=self._system_prompts({r["player"] for r in rows}),
-                       engine=quality_by_turn(mine, [t for t, _ in turns]),
-                       viewer_log=viewer_log(log), viewer_url=self.viewer_url, partner=partner.get(uid),
-                       sheets={side: team_sheet(teams.get(side)) for side in ("p1", "p2")})
+            self.pages.write(f"replays/{uid}.html", "replay.html", 1, game=game, turns=turns, answers=answers,
+                             states=team_states(log, teams), totals=side_totals(rows),
+                             system_prompts=self._system_prompts({r["player"] for r in rows}),
+                             engine=quality_by_turn(mine, [t for t, _ in turns]),
+                             viewer_log=viewer_log(log), viewer_url=self.viewer_url, partner=partner.get(uid),
+                             sheets={side: team_sheet(teams.get(side)) for side in ("p1", "p2")})
 
 
 def build_site(root: Path | str, viewer_url: str = VIEWER_URL) -> Path:
@@ -336,5 +343,5 @@ def build_site(root: Path | str, viewer_url: str = VIEWER_URL) -> Path:
     site.replays()
     load_plugins(PAGE_PLUGINS)  # the players' pages register when their modules are imported
     for write in EXTRA_PAGES:  # e.g. the Continual Harness's harness.html, when the folder has its tables
-        write(root)
+        write(site.pages)
     return root

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from pokebench.players.continual.harness import Harness
-from pokebench.site.build import register_page, write_page
+from pokebench.site.build import SitePages, register_page
 from pokebench.site.plots import plot_learning_curve, save_svg
 
 __all__ = ["write_harness_page"]
@@ -35,8 +35,9 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 @register_page
-def write_harness_page(root: Path) -> Path | None:
-    """Write ``root/harness.html`` when the folder has harness tables; its path, or None."""
+def write_harness_page(pages: SitePages) -> Path | None:
+    """Write ``harness.html`` in the site's folder when it has harness tables; its path, or None."""
+    root = pages.root
     versions = _rows(root / "harness_versions.csv")
     if not versions:
         return None
@@ -52,6 +53,6 @@ def write_harness_page(root: Path) -> Path | None:
     figure = plot_learning_curve(pd.DataFrame(curve))
     if figure is not None:
         save_svg(figure, root / "learning_curve.svg")
-    return write_page(root, "harness.html", "harness.html", gains=gains, gaps=_rows(root / "harness_gap.csv"),
-                      curve=curve, versions=versions, has_curve_plot=figure is not None,
-                      level=f"{gains[0]['level']:.0%}" if gains else "95%")
+    return pages.write("harness.html", "harness.html", gains=gains, gaps=_rows(root / "harness_gap.csv"),
+                       curve=curve, versions=versions, has_curve_plot=figure is not None,
+                       level=f"{gains[0]['level']:.0%}" if gains else "95%")
