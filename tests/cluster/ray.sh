@@ -42,7 +42,7 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM  # PID 1 ignores signals it does not handle
 # shellcheck source=tests/cluster/common.sh
-. "$REPO/tests/cluster/common.sh"  # wait_until, games
+. "$REPO/tests/cluster/common.sh"  # wait_until, games, check_merged
 mkdir -p "$D/log" "$D/work"
 cd "$D/work"
 
@@ -98,12 +98,5 @@ echo "Ray and the shards listen on $(ss -Hltn | wc -l) TCP ports, every one on 1
 wait "$shard_0" || { echo "shard 0's job failed:" >&2; tail -20 "$D/log/shard-0-try-1.log" >&2; exit 1; }
 wait "$shard_1" || { echo "shard 1's second job failed:" >&2; tail -20 "$D/log/shard-1-try-2.log" >&2; exit 1; }
 echo "both shards done after $((SECONDS - started)) s"
-"$PY" -m pokebench.cli.publish split >"$D/log/publish.log" 2>&1
-"$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split
-HOST="$(hostname)"
-attempts=$(grep -c "PokéBench starts the server on $HOST " runs/split/showdown-shard-1-of-2.log)
-[ "$attempts" -ge 2 ] || { echo "shard 1's server log holds $attempts server start(s), not both attempts" >&2; exit 1; }
-"$PY" -c "import sys; from pokebench.results.store import RunStore; s = RunStore.open_existing(sys.argv[1]); \
-hosts = [x['host'] for x in s.starts()]; assert hosts == [sys.argv[2]] * 2, hosts" runs/split/shard-1-of-2.sqlite "$HOST"
-echo "shard 1: both attempts in its store's starts (host $HOST), $attempts server starts in its log"
+check_merged "$(hostname)"
 echo "test-ray passed"

@@ -54,7 +54,7 @@ stop_all() {
 }
 trap stop_all EXIT
 # shellcheck source=tests/cluster/common.sh
-. "$REPO/tests/cluster/common.sh"  # wait_until, games
+. "$REPO/tests/cluster/common.sh"  # wait_until, games, check_merged
 no_jobs() { [ -z "$(squeue -h 2>/dev/null)" ]; }
 HOST="$(hostname -s)"
 mkdir -p "$D"/{munge,db,ctld,slurmd,log,work}
@@ -165,11 +165,5 @@ kept=$(games runs/split/shard-1-of-2.sqlite)
 started=$SECONDS
 "$PY" -m pokebench "${SHARDS[@]}" >"$D/log/submit-2.log" 2>&1
 echo "second submission (the same command): $((SECONDS - started)) s; shard 1 had kept $kept game(s)"
-"$PY" -m pokebench.cli.publish split >"$D/log/publish.log" 2>&1
-"$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split
-attempts=$(grep -c "PokéBench starts the server on $HOST " runs/split/showdown-shard-1-of-2.log)
-[ "$attempts" -ge 2 ] || { echo "shard 1's server log holds $attempts server start(s), not both attempts" >&2; exit 1; }
-"$PY" -c "import sys; from pokebench.results.store import RunStore; s = RunStore.open_existing(sys.argv[1]); \
-hosts = [x['host'] for x in s.starts()]; assert hosts == [sys.argv[2]] * 2, hosts" runs/split/shard-1-of-2.sqlite "$HOST"
-echo "shard 1: both attempts in its store's starts (host $HOST), $attempts server starts in its log"
+check_merged "$HOST"
 echo "test-slurm passed"
