@@ -35,6 +35,8 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
 @pytest.mark.parametrize(("overrides", "message"), [
     (["matchups=[[random,max-damage],[max-damage,random]]"], "The matchups list max-damage and random twice"),
     (["matchups=[[random,max-damage],[random,max-damage]]"], "The matchups list random and max-damage twice"),
+    (["matchups=null"], "matchups must be 'all' or a list of [A, B] pairs, e.g. matchups=[[random,max-damage]], "
+                        "not None"),
     (["seed_text="], "'seed_text' must be a non-empty text"),
     (["seed_text=null"], "'seed_text' must be a non-empty text"),
     (["seed_text=' '"], "'seed_text' must be a non-empty text"),

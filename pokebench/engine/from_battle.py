@@ -131,7 +131,7 @@ def _conditions(conditions: dict, turn: int) -> dict[str, int]:
 
 
 def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, ordered: list[Pokemon],
-          conditions: dict, **extra: object) -> SideSpec:
+          conditions: dict, force_switch: bool = False, trapped: bool = False, last_move: str = "") -> SideSpec:
     index = next((i for i, m in enumerate(ordered) if m is active), 0)
     mon = mons[index]
     return SideSpec(
@@ -139,7 +139,8 @@ def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, o
         volatiles=_volatiles(active),
         conditions=_conditions(conditions, battle.turn),
         substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
-        toxic_count=_status_turns(active, "tox") if active is not None else 0, **extra)  # type: ignore[arg-type]
+        toxic_count=_status_turns(active, "tox") if active is not None else 0, force_switch=force_switch,
+        trapped=trapped, last_move=last_move)
 
 
 def _own_side(battle: AbstractBattle) -> SideSpec:

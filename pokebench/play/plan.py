@@ -248,8 +248,8 @@ def player_factory(name: str, player_cfg: DictConfig,
 
 def _keyword_options(cls: type) -> set[str]:
     """The keyword arguments a Player class takes; a `**kwargs` is taken to forward to poke-env's Player."""
-    params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
-    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"self"}
+    params = inspect.signature(cls).parameters.values()
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     if any(p.kind is p.VAR_KEYWORD for p in params):
         names |= _keyword_options(Player)
     return names
@@ -302,7 +302,10 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         check_player_name(name)
     try:
         listed = OmegaConf.to_object(cfg.matchups) if OmegaConf.is_config(cfg.matchups) else cfg.matchups
-        matchups = expand_matchups(names, listed)  # type: ignore[arg-type]
+        if not isinstance(listed, (str, list)):
+            raise ValueError(f"matchups must be 'all' or a list of [A, B] pairs, e.g. matchups=[[random,max-damage]], "
+                             f"not {listed!r}")
+        matchups = expand_matchups(names, listed)
     except ValueError as err:
         raise ConfigError(str(err)) from None
     if not matchups:

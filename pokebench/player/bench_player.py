@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 import asyncio
-from typing import Any, Awaitable, Callable, List
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, List
 
 from poke_env.battle import AbstractBattle
 from poke_env.player import Player
@@ -56,7 +56,13 @@ class GameContext:
     work_dir: Path | None = None
 
 
-class BenchHooks:
+if TYPE_CHECKING:  # what the mixin is mixed into: its calls to poke-env's Player are checked
+    _PlayerBase = Player
+else:
+    _PlayerBase = object
+
+
+class BenchHooks(_PlayerBase):
     """Mixin for poke-env ``Player`` subclasses; see the module docstring."""
 
     DEFAULT_CHOICE_CHANCE = 0.0
@@ -99,7 +105,7 @@ class BenchHooks:
                 self.refusals += 1
                 self.last_choice_error = message[2]
                 self.choice_errors.append(message[2])
-        await super()._handle_battle_message(split_messages)  # type: ignore[misc]
+        await super()._handle_battle_message(split_messages)
 
     # ---- the guarded choose_move ---------------------------------------------------------------
     # Installed on the instance by begin_game, so that it wraps the subclass's own choose_move
@@ -136,7 +142,7 @@ class BenchHooks:
             choice = self._own_choose_move(battle)
         except Exception as err:
             self._fail(err)
-            return self.choose_default_move()  # type: ignore[attr-defined]
+            return self.choose_default_move()
         finally:
             self._global_random_state = random.getstate()
             random.setstate(saved)
@@ -157,7 +163,7 @@ class BenchHooks:
             raise
         except Exception as err:
             self._fail(err)
-            return self.choose_default_move()  # type: ignore[attr-defined]
+            return self.choose_default_move()
         finally:
             self.thinking = False
             self.thinking_since = None

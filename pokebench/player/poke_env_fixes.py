@@ -25,4 +25,5 @@ def _update_from_request_with_tera(self: Pokemon, request_pokemon: Dict[str, Any
 
 def apply() -> None:
     """Install the fix (idempotent)."""
+    # poke-env makes the Pokémon objects itself, so the fix patches its class; mypy forbids assigning to a method
     Pokemon.update_from_request = _update_from_request_with_tera  # type: ignore[method-assign]

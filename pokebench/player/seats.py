@@ -52,6 +52,7 @@ def _log_in_with_token(player: BenchPlayer, token: str) -> None:
         await client.send_message(f"/trn {client.username},0,{token}")
         await client.change_avatar(client._avatar)
 
+    # poke-env's client has no hook for how it logs in: this one client's method is replaced
     client.log_in = log_in  # type: ignore[method-assign]
 
 

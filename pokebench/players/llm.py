@@ -97,7 +97,7 @@ class LLMPlayer(BenchPlayer):
 
     # ---- per-game state ---------------------------------------------------------------------
     def _reset_conversation(self) -> None:
-        self.messages: list[dict[str, str]] = [{"role": "system", "content": prompt.system_prompt()}]
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system_prompt()}]
         self.decision_log: list[DecisionRecord] = []
         self._raw_lines: list[str] = []
         self._fed = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Annotated, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -95,15 +95,12 @@ class RemoveSubAgent(_Edit):
     name: str
 
 
-def _union(*models: type[_Edit]) -> TypeAdapter[Any]:
-    return TypeAdapter(Annotated[Union[models], Field(discriminator="op")])  # type: ignore[arg-type]
-
-
+_BY_OP = Field(discriminator="op")  # an edit's class is chosen by its "op"
 SCHEMAS: dict[str, TypeAdapter[Any]] = {
-    "prompt": _union(RewriteStrategy),
-    "memory": _union(AddMemory, UpdateMemory, DemoteMemory, RemoveMemory),
-    "skills": _union(AddSkill, UpdateSkill, RemoveSkill),
-    "subagents": _union(AddSubAgent, UpdateSubAgent, RemoveSubAgent),
+    "prompt": TypeAdapter(Annotated[RewriteStrategy, _BY_OP]),
+    "memory": TypeAdapter(Annotated[AddMemory | UpdateMemory | DemoteMemory | RemoveMemory, _BY_OP]),
+    "skills": TypeAdapter(Annotated[AddSkill | UpdateSkill | RemoveSkill, _BY_OP]),
+    "subagents": TypeAdapter(Annotated[AddSubAgent | UpdateSubAgent | RemoveSubAgent, _BY_OP]),
 }
 
 #: The answer format of each pass, as its prompt shows it.

@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -33,11 +34,18 @@ from pokebench import paths
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
 from pokebench.players.continual import training_formats
 from pokebench.results.store import RunStore, run_stores
-from pokebench.text import answers, prompt
+from pokebench.text import answers
 
 
-def _legal(message: str) -> list[prompt.LegalAction]:
-    """The numbered legal actions a user message lists (as LegalActions with their text only)."""
+@dataclass(frozen=True)
+class _Listed:
+    """A legal action as a user message lists it: its text only (all that matching an answer needs)."""
+
+    text: str
+
+
+def _legal(message: str) -> list[_Listed]:
+    """The numbered legal actions a user message lists."""
     if "YOUR LEGAL ACTIONS" not in message:
         return []
     block = message.rsplit("YOUR LEGAL ACTIONS", 1)[1].splitlines()[1:]
@@ -47,7 +55,7 @@ def _legal(message: str) -> list[prompt.LegalAction]:
         if not (dot and number.isdigit()):
             break
         texts.append(text)
-    return [prompt.LegalAction(text, None) for text in texts]  # type: ignore[arg-type]
+    return [_Listed(text) for text in texts]
 
 
 def _outcomes(run_dir: Path) -> dict[str, dict[str, Any]]:

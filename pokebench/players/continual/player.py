@@ -188,8 +188,8 @@ class ContinualHarnessPlayer(LLMPlayer):
                 return completion
             self.record_call(self.call_entry("tool_call", battle, completion,
                                              tool_calls=[c["name"] + " " + c["arguments"] for c in completion.tool_calls]))
-            self.messages.append({"role": "assistant", "content": completion.text,  # type: ignore[dict-item]
-                                  "tool_calls": [{"id": c["id"], "type": "function",  # type: ignore[dict-item]
+            self.messages.append({"role": "assistant", "content": completion.text,
+                                  "tool_calls": [{"id": c["id"], "type": "function",
                                                   "function": {"name": c["name"], "arguments": c["arguments"]}}
                                                  for c in completion.tool_calls]})
             for call in completion.tool_calls:

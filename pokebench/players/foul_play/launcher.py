@@ -36,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 LOGIN_URL = "https://play.pokemonshowdown.com/action.php"
 EXIT_UNSUPPORTED = 78
@@ -52,7 +53,7 @@ def patch_network() -> None:
     """Answer Foul Play's guest login locally; refuse every other HTTP request."""
     import requests
 
-    def post(url: str, *args: object, **kwargs: object) -> "requests.Response":
+    def post(url: str | bytes, *args: Any, **kwargs: Any) -> "requests.Response":
         if str(url).startswith(LOGIN_URL):
             response = requests.Response()
             response.status_code = 200
@@ -63,12 +64,12 @@ def patch_network() -> None:
         _refuse("POST", str(url))
         raise AssertionError  # unreachable
 
-    def get(url: str, *args: object, **kwargs: object) -> "requests.Response":
+    def get(url: str | bytes, *args: Any, **kwargs: Any) -> "requests.Response":
         _refuse("GET", str(url))
         raise AssertionError  # unreachable
 
-    requests.post = post  # type: ignore[assignment]
-    requests.get = get  # type: ignore[assignment]
+    requests.post = post
+    requests.get = get
 
 
 def point_sets_at(sets_dir: str) -> None:
