@@ -29,7 +29,7 @@ from poke_env.stats import compute_raw_stats
 from pokebench.engine.errors import EngineError
 from pokebench.engine.position import STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
-from pokebench.engine.state import MAX_MOVES, MAX_MONS, representable
+from pokebench.engine.state import MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
 
 #: Random battles' EVs and IVs for a set the generator does not say otherwise of.
 RANDOM_BATTLE_EVS = 84
@@ -93,6 +93,16 @@ def _status_turns(mon: Pokemon, status: str) -> int:
     return mon.status_counter if mon.status is not None and _STATUS.get(mon.status) == status else 0
 
 
+def _sleep_turns(mon: Pokemon) -> int:
+    """Turns asleep so far, at most :data:`MAX_SLEEP_TURNS`: poke-env's counter runs past it.
+
+    poke-env adds one for every move made asleep (Sleep Talk and the move it calls count twice a
+    turn) and keeps a bad poison's count when Rest puts the Pokémon to sleep; a Gen 9 sleep ends
+    by its fourth turn.
+    """
+    return min(_status_turns(mon, "slp"), MAX_SLEEP_TURNS)
+
+
 def _estimated_stats(species: str, level: int) -> tuple[int, dict[str, int]]:
     """Max HP and stats from base stats and level, with random battles' EVs and IVs and a neutral nature."""
     _species_entry(species)
@@ -108,7 +118,7 @@ def _own_mon(mon: Pokemon) -> MonSpec:
                    base_types=_base_types(mon.species), hp=mon.current_hp or 0, max_hp=mon.max_hp or 1,
                    stats=stats, moves=moves, item=mon.item or "", ability=mon.ability or "",
                    tera_type=tera, terastallized=mon.is_terastallized, status=_status(mon),
-                   sleep_turns=_status_turns(mon, "slp"), weight_kg=mon.weight)
+                   sleep_turns=_sleep_turns(mon), weight_kg=mon.weight)
 
 
 def _volatiles(mon: Pokemon | None) -> set[str]:
@@ -195,7 +205,7 @@ def _opponent_mon(mon: Pokemon, chosen: RandomSet | None) -> MonSpec:
                    base_types=_base_types(mon.species), hp=hp, max_hp=max_hp, stats=stats, moves=moves,
                    item=item, ability=ability, tera_type=tera or "typeless",
                    terastallized=mon.is_terastallized, status=_status(mon),
-                   sleep_turns=_status_turns(mon, "slp"), weight_kg=mon.weight)
+                   sleep_turns=_sleep_turns(mon), weight_kg=mon.weight)
 
 
 def _unseen_mon(chosen: RandomSet) -> MonSpec:

@@ -25,6 +25,9 @@ from pokebench.engine.position import FieldSpec, MonSpec, Position, SideSpec
 
 #: Items of the random-battle sets that poke-engine 0.0.48 does not have.
 ITEMS_HELD_AS_NONE = frozenset({"leppaberry", "lightclay", "scopelens"})
+#: Turns asleep (not Rest's sleep) the Gen 9 engine can take: it wakes a Pokémon with chance
+#: 1 / (4 - turns), so 4 divides by zero (a non-finite chance: its search panics) and more is negative.
+MAX_SLEEP_TURNS = 3
 #: Every field of a battle the engine cannot hold, and what the bridge does instead.
 APPROXIMATIONS: dict[str, str] = {
     "volatile statuses": "the ones poke-engine 0.0.48 lacks are dropped (representable(); each noted)",
@@ -45,6 +48,8 @@ APPROXIMATIONS: dict[str, str] = {
     "Future Sight (full information)": "Showdown keeps it on the target's slot; the engine on the user's side, "
     "with the turns left",
     "illusion": "the player's information takes the Pokémon shown as the one there",
+    "turns asleep (player's information)": f"poke-env's count, at most {MAX_SLEEP_TURNS}: it counts each move made asleep "
+    "(Sleep Talk's twice a turn) and a bad poison's turns before Rest",
 }
 _BOOSTS = {"atk": "attack_boost", "def": "defense_boost", "spa": "special_attack_boost",
            "spd": "special_defense_boost", "spe": "speed_boost", "accuracy": "accuracy_boost",
@@ -90,6 +95,9 @@ def _types(types: tuple[str, ...], where: str) -> tuple[str, str]:
 def _mon(mon: MonSpec, where: str) -> Pokemon:
     if len(mon.moves) > MAX_MOVES:
         raise EngineError(f"{where}.moves: the engine holds {MAX_MOVES} moves, not {len(mon.moves)}")
+    if not 0 <= mon.sleep_turns <= MAX_SLEEP_TURNS:
+        raise EngineError(f"{where}.sleep_turns: 0 to {MAX_SLEEP_TURNS} turns asleep in Gen 9, not {mon.sleep_turns} "
+                          "(poke-engine's chance to wake would not be a probability)")
     stats = {_STATS[k]: int(mon.stats[k]) for k in _STATS}
     return Pokemon(
         id=engine_name("species", mon.species, f"{where}.species"), level=mon.level,
