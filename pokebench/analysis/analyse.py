@@ -59,8 +59,10 @@ class _Task:
 
 def _init_worker() -> None:
     global _SETS
+    from pokebench.engine.errors import hold_panic_output
     from pokebench.engine.sets import SetTable
 
+    hold_panic_output()  # an engine panic is the decision's {"error": ...}, not a dump in the output
     _SETS = SetTable.load()
 
 

@@ -91,7 +91,7 @@ def games_per_player(games: pd.DataFrame) -> dict[str, int]:
     return Counter(games["p1"]) + Counter(games["p2"])
 
 
-def _leaderboard(run_dir: Path, games: pd.DataFrame, anchor: str | None) -> list[str]:
+def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | None) -> list[str]:
     """The leaderboard as a table: Elo with its 95% interval (the published fit, :func:`fit_ratings`), the
     games, and for players with saved answers their re-ask and random-pick rates (:func:`per_player_figures`)."""
     players = set(games.p1) | set(games.p2)
@@ -102,7 +102,7 @@ def _leaderboard(run_dir: Path, games: pd.DataFrame, anchor: str | None) -> list
             board = fit_ratings(games, anchor=fixed).set_index("player")
     except RatingsError:  # one player, or players that never met: the tally says enough
         board = None
-    figures = per_player_figures(games, _frames(run_dir, "decisions")).set_index("player")
+    figures = per_player_figures(games, decisions).set_index("player")
     order = list(board.index) if board is not None else list(figures.sort_values("win_rate", ascending=False).index)
     llm = figures["answers"].notna()
     rows = []
@@ -123,6 +123,22 @@ def _leaderboard(run_dir: Path, games: pd.DataFrame, anchor: str | None) -> list
     return [head, *("  " + line for line in table)]
 
 
+def engine_failure_line(decisions: pd.DataFrame) -> list[str]:
+    """One line on the search bot's engine over the run's decisions (none when no decision was searched).
+
+    A failed search (``engine_error``: a position poke-engine refused or panicked on) fell back to a
+    random legal choice; the panic's output stays out of the run's (:func:`pokebench.engine.errors.guarded`).
+    """
+    if "engine_iterations" not in decisions:
+        return []
+    failed = decisions["engine_error"].notna() if "engine_error" in decisions else pd.Series(False, decisions.index)
+    searches = int((decisions["engine_iterations"].notna() | failed).sum())
+    if not searches:
+        return []
+    return [f"Search engine: failed on {int(failed.sum())} of {searches} searches (each failure fell back to a "
+            "random legal choice; its decision's engine_error says why)."]
+
+
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     """Rows as aligned text lines, a header first: the first column left-aligned, the others right-aligned."""
     keys = list(rows[0])
@@ -141,12 +157,13 @@ def _rate(value: float) -> str:
 def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: str | None,
                 budget: Budget | None = None) -> str:
     """The closing summary of every run: games now and in all, the leaderboard (Elo with its interval, record,
-    re-ask and random-pick rates), spend and tokens per model (and outside the games, from `budget`), harness
-    errors by cause."""
+    re-ask and random-pick rates), the search engine's failures, spend and tokens per model (and outside the
+    games, from `budget`), harness errors by cause."""
     games, spend, errors = all_games(run_dir), store_spend(run_dir), _frames(run_dir, "harness_errors")
+    decisions = _frames(run_dir, "decisions")
     lines = [f"Run '{name}': {now.played} game(s) played now; {len(games)} of {planned} stored in all."]
     if len(games):
-        lines += _leaderboard(run_dir, games, anchor)
+        lines += _leaderboard(games, decisions, anchor) + engine_failure_line(decisions)
     if spend:
         lines.append("Spend by model (all starts; voided games included):")
         for player, row in sorted(spend.items()):

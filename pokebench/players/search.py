@@ -6,7 +6,8 @@ random-battle sets with the game's seeded ``self.rng``; never the opponent's hid
 the engine's MCTS on each with the budget per position (``iterations``, else ``duration_ms``),
 and plays the action most visited over the samples, Terastallization included. If the engine's
 action cannot be played (a name that maps to no offered move or switch, a position the engine
-refuses), it plays the next-ranked action that can, else a random legal one, and logs why.
+refuses or fails on), it plays the next-ranked action that can, else a random legal one, and logs why;
+a failed search's error is the decision's ``engine_error``.
 
 **Its games are not byte-reproducible**: the engine's search has no seed. The samples repeat
 (the game's seeds); the search's visits do not. Each game's record keeps the settings and the
@@ -32,7 +33,7 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
 from pokebench.engine.check import EngineUnavailable, check_engine
-from pokebench.engine.errors import EngineError
+from pokebench.engine.errors import EngineError, hold_panic_output
 from pokebench.engine.position import Position
 from pokebench.engine.sets import SetTable
 from pokebench.player.bench_player import BenchPlayer
@@ -54,7 +55,8 @@ def search_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     with _POOL_LOCK:
         if _POOL is None:
             _POOL = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                           mp_context=multiprocessing.get_context("spawn"))
+                                                           mp_context=multiprocessing.get_context("spawn"),
+                                                           initializer=hold_panic_output)
         return _POOL
 
 
@@ -115,13 +117,13 @@ class SearchBot(BenchPlayer):
         result: SearchResult | None = None
         only = battle.valid_orders
         if len(only) == 1:  # nothing to choose (a recharge turn, one Pokémon left to send in): no search
-            self._log(battle, started, only[0], None, None)
+            self._log(battle, started, only[0], None, None, None)
             return only[0]
         from pokebench.engine.search import search_texts
-        from pokebench.engine.state import build_state
 
+        failure: str | None = None
         try:
-            texts = [build_state(p).to_string() for p in self.positions(battle)]
+            texts = self.state_texts(battle)
             pool = search_pool(self.workers)
             try:
                 result = await asyncio.get_running_loop().run_in_executor(pool, search_texts, texts, self.budget)
@@ -130,9 +132,16 @@ class SearchBot(BenchPlayer):
                 raise EngineError("the search worker died")
             order, action = self._order(battle, result)
         except EngineError as err:
-            order, action = self._fallback(battle, str(err)), None
-        self._log(battle, started, order, action, result)
+            failure = str(err)
+            order, action = self._fallback(battle, failure), None
+        self._log(battle, started, order, action, result, failure)
         return order
+
+    def state_texts(self, battle: AbstractBattle) -> list[str]:
+        """The engine's states (as text, for the worker) of :meth:`positions`."""
+        from pokebench.engine.state import build_state
+
+        return [build_state(p).to_string() for p in self.positions(battle)]
 
     def positions(self, battle: AbstractBattle) -> list[Position]:
         """The sampled positions of what this player knows now (its own information only)."""
@@ -170,7 +179,7 @@ class SearchBot(BenchPlayer):
         self.logger.warning("search bot: %s", reason)
 
     def _log(self, battle: AbstractBattle, started: float, order: BattleOrder, action: ActionValue | None,
-             result: SearchResult | None) -> None:
+             result: SearchResult | None, failure: str | None) -> None:
         self.decision_log.append(DecisionRecord(
             side=self.game.side if self.game else "", player=(self.game.extra.get("player") if self.game else None) or "search",
             turn=battle.turn, decision=len(self.decision_log), latency_s=round(time.monotonic() - started, 4),
@@ -178,7 +187,9 @@ class SearchBot(BenchPlayer):
             extra={"engine_action": action.action if action else None,
                    "engine_value": round(action.value, 4) if action else None,
                    "engine_visits": action.visits if action else None,
-                   "engine_iterations": result.iterations if result else None},
+                   "engine_iterations": result.iterations if result else None,
+                   # why the engine gave no action (the decision fell back to a random legal one)
+                   "engine_error": failure},
         ))
 
     def game_summary(self) -> dict[str, Any]:
