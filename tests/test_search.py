@@ -116,7 +116,8 @@ def test_names_the_engine_does_not_know_are_refused_naming_the_field():
                        (mon(moves=[MoveSlot("thunderbolt", 24), MoveSlot("thunderbolts", 24)]), "side_one.mons[0].moves[1]"),
                        (mon(ability="statik"), "side_one.mons[0].ability"),
                        (mon(tera_type="lava"), "side_one.mons[0].tera_type"),
-                       (mon(status="burned"), "side_one.mons[0].status")]:
+                       (mon(status="burned"), "side_one.mons[0].status"),
+                       (mon(status="slp", sleep_turns=4), "side_one.mons[0].sleep_turns")]:
         with pytest.raises(EngineError, match=re.escape(field)):
             build_state(position([bad]))
     import poke_engine  # a panic in the engine (a bad enum) is a BaseException: guarded makes it an EngineError
@@ -141,6 +142,108 @@ def test_what_the_engine_cannot_take_is_dropped_and_noted_not_a_panic_in_the_sea
     kept = representable(encored)
     assert kept.side_one.volatiles == {"encore"}
     assert search([build_state(kept)], Budget(iterations=200)).actions
+
+
+OWN_REQUEST = {"active": [{"moves": [{"move": m, "id": i, "pp": pp, "maxpp": pp, "target": "normal", "disabled": False}
+                                     for m, i, pp in [("Thunderbolt", "thunderbolt", 24), ("Volt Switch", "voltswitch", 32)]]}],
+               "side": {"name": "me", "id": "p1", "pokemon": [
+                   {"ident": "p1: Pikachu", "details": "Pikachu, L92, M", "condition": "200/200", "active": True,
+                    "stats": {"atk": 150, "def": 120, "spa": 150, "spd": 130, "spe": 200},
+                    "moves": ["thunderbolt", "voltswitch"], "baseAbility": "static", "item": "lightball",
+                    "pokeball": "pokeball", "ability": "static", "teraType": "Water", "terastallized": ""}]},
+               "rqid": 3}
+
+
+@needs_engine
+def test_an_opponent_sleep_talking_two_turns_is_asleep_three_turns_at_most_and_the_engine_searches_it():
+    import json
+    import random
+
+    from pokebench.engine.from_battle import positions_from_battle
+    from pokebench.engine.from_messages import battle_from_messages
+    from pokebench.engine.search import Budget, search
+    from pokebench.engine.state import build_state
+
+    lines = ["|player|p1|me|", "|player|p2|them|", "|switch|p1a: Pikachu|Pikachu, L92, M|200/200",
+             "|switch|p2a: Snorlax|Snorlax, L84, M|100/100", "|turn|1", "|-status|p2a: Snorlax|slp"]
+    for turn in (2, 3):
+        lines += ["|move|p2a: Snorlax|Sleep Talk|p2a: Snorlax",
+                  "|move|p2a: Snorlax|Body Slam|p1a: Pikachu|[from]Sleep Talk", f"|turn|{turn}"]
+    battle = battle_from_messages([*lines, "|request|" + json.dumps(OWN_REQUEST)], "me")
+    assert battle.opponent_active_pokemon.status_counter == 4  # poke-env counts both moves of each Sleep Talk
+    [built] = positions_from_battle(battle, SetTable.load(), random.Random(1), 1)
+    snorlax = built.side_two.mons[0]
+    assert (snorlax.species, snorlax.status, snorlax.sleep_turns) == ("snorlax", "slp", 3)
+    assert search([build_state(built)], Budget(iterations=300)).actions
+
+
+#: States on which poke-engine's search panics: the position of the test above (three samples) as the bridge
+#: built it before it held turns asleep at 3, with poke-env's count of 4 (1 / (4 - 4): a non-finite chance to wake).
+PANICKING = REPO_DIR / "tests" / "data" / "engine-panics.txt"
+SEARCH_EACH = """
+import sys
+from pokebench.engine.errors import EngineError
+from pokebench.engine.search import Budget, search_texts
+from pokebench.players.search import search_pool
+for text in sys.stdin.read().splitlines():
+    try:
+        {call}
+        print("searched")
+    except EngineError as err:
+        print(err)
+"""
+
+
+@needs_engine
+def test_a_search_the_engine_panics_on_prints_nothing_in_the_worker_and_its_error_says_where():
+    states = PANICKING.read_text().splitlines()
+    outcome = {}
+    for where, call in [("worker", "search_pool(1).submit(search_texts, [text], Budget(iterations=300)).result()"),
+                        ("here", "search_texts([text], Budget(iterations=300))")]:
+        proc = subprocess.run([sys.executable, "-c", SEARCH_EACH.format(call=call)], input="\n".join(states),
+                              cwd=REPO_DIR, env={**os.environ, "RUST_BACKTRACE": "1"}, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        lines = proc.stdout.splitlines()
+        assert len(lines) == len(states) and all("NonFinite" in line for line in lines), lines
+        outcome[where] = proc.stderr, lines
+    stderr, lines = outcome["worker"]  # the search bot's (and the analysis') workers hold the panic's output
+    assert "panicked" not in stderr and "backtrace" not in stderr, stderr[-2000:]
+    assert all(line.endswith("(at poke-engine's src/mcts.rs:114:33)") for line in lines)
+    stderr, _ = outcome["here"]  # a process that does not hold it: Rust's hook prints each panic and its backtrace
+    assert stderr.count("panicked at src/mcts.rs:114:33") == len(states) and "stack backtrace" in stderr
+
+
+@pytest.mark.slow
+@needs_engine
+def test_a_failed_search_falls_back_and_is_recorded_in_the_decision_and_the_run_summary(showdown):
+    import pandas as pd
+
+    from pokebench.play.summary import engine_failure_line
+    from pokebench.players.search import SearchBot
+
+    states = PANICKING.read_text().splitlines()
+
+    class PanickingSearchBot(SearchBot):
+        """The search bot, given a state the engine panics on at every decision."""
+
+        def state_texts(self, battle: Any) -> list[str]:
+            return states[:1]
+
+    specs = build_schedule("search", "search-panics", 1, [("search", "random")])
+    outcomes = results(play(showdown, specs, {**BOTS, "search": functools.partial(PanickingSearchBot, **TEST_BUDGET)}))
+    rows = []
+    for result in outcomes:
+        side = "p1" if result.spec.p1 == "search" else "p2"
+        searched = [d for d in result.decisions if d.side == side and d.extra["engine_error"] is not None]
+        assert searched and all("NonFinite" in d.extra["engine_error"] and d.extra["engine_action"] is None
+                                for d in searched)
+        assert result.players[side]["fallbacks"] == len(searched)  # each played a random legal choice
+        rows += [d.to_dict() for d in result.decisions]
+    failed = sum(r.get("engine_error") is not None for r in rows)
+    assert engine_failure_line(pd.DataFrame(rows)) == [
+        f"Search engine: failed on {failed} of {failed} searches (each failure fell back to a random legal choice; "
+        "its decision's engine_error says why)."]
 
 
 @needs_engine
