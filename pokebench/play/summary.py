@@ -129,14 +129,15 @@ def engine_failure_line(decisions: pd.DataFrame) -> list[str]:
     A failed search (``engine_error``: a position poke-engine refused or panicked on) fell back to a
     random legal choice; the panic's output stays out of the run's (:func:`pokebench.engine.errors.guarded`).
     """
-    if "engine_iterations" not in decisions:
+    if "engine_iterations" not in decisions or "engine_error" not in decisions:  # no search, or from before the record
         return []
-    failed = decisions["engine_error"].notna() if "engine_error" in decisions else pd.Series(False, decisions.index)
+    failed = decisions["engine_error"].notna()
     searches = int((decisions["engine_iterations"].notna() | failed).sum())
     if not searches:
         return []
-    return [f"Search engine: failed on {int(failed.sum())} of {searches} searches (each failure fell back to a "
-            "random legal choice; its decision's engine_error says why)."]
+    why = (" (each failure fell back to a random legal choice; its decision's engine_error says why)"
+           if failed.any() else "")
+    return [f"Search engine: failed on {int(failed.sum())} of {searches} searches{why}."]
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
