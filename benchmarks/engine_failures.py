@@ -1,8 +1,8 @@
 """How often poke-engine fails on the positions the search bot builds, before and after the sleep clamp.
 
-    .venv/bin/python benchmarks/engine_failures.py [--pairs 6] [--iterations 500] [--save failing.txt]
+    .venv/bin/python benchmarks/engine_failures.py [--pairs 6] [--opponent heuristic] [--iterations 500] [--save F]
 
-The search bot (2 samples × `--play-iterations`) plays the heuristic bot, as in bots-calibration;
+The search bot (2 samples × `--play-iterations`) plays the heuristic or Max-damage bot, as in bots-calibration;
 at every decision with more than one legal action both sides build the search bot's positions of
 what they know. Each position is searched twice in the search bot's worker process (`--iterations`):
 as the bridge builds it now, and *before*: with poke-env's own count of turns asleep, which the
@@ -29,6 +29,7 @@ from pokebench.engine.state import MAX_SLEEP_TURNS, build_state
 from pokebench.play.arena import Arena
 from pokebench.play.schedule import build_schedule
 from pokebench.players.heuristic import HeuristicBot
+from pokebench.players.max_damage import MaxDamageBot
 from pokebench.players.search import SearchBot, search_pool
 from pokebench.showdown.server import LocalShowdown
 from pokebench.util import usable_cpus
@@ -71,17 +72,25 @@ class RecordingSearchBot(SearchBot):
         return record(battle)
 
 
-class RecordingHeuristic(HeuristicBot):
+class Recording:
     def choose_move(self, battle: Any) -> Any:
         if len(battle.valid_orders) > 1:
             record(battle)
-        return super().choose_move(battle)
+        return super().choose_move(battle)  # type: ignore[misc]
 
 
-def play(pairs: int, iterations: int) -> None:
-    specs = build_schedule("bench", "engine-failures", pairs, [("search", "heuristic")])
+class RecordingHeuristic(Recording, HeuristicBot):
+    pass
+
+
+class RecordingMaxDamage(Recording, MaxDamageBot):
+    pass
+
+
+def play(pairs: int, iterations: int, opponent: str) -> None:
+    specs = build_schedule("bench", f"engine-failures-{opponent}", pairs, [("search", opponent)])
     bots = {"search": functools.partial(RecordingSearchBot, iterations=iterations, samples=2, workers=1),
-            "heuristic": RecordingHeuristic}
+            "heuristic": RecordingHeuristic, "max-damage": RecordingMaxDamage}
 
     async def main(server: LocalShowdown) -> None:
         arena = Arena(server, bots, "gen9randombattle", 300, 2, matchup_order=[specs[0].matchup])
@@ -103,11 +112,12 @@ def failed(texts: list[str], budget: Budget) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=6)
+    parser.add_argument("--opponent", choices=["heuristic", "max-damage"], default="heuristic")
     parser.add_argument("--play-iterations", type=int, default=200)
     parser.add_argument("--iterations", type=int, default=500)
     parser.add_argument("--save", help="write each state that failed before here, one a line")
     args = parser.parse_args()
-    play(args.pairs, args.play_iterations)
+    play(args.pairs, args.play_iterations, args.opponent)
     budget = Budget(iterations=args.iterations)
     changed = [(key, now, before) for key, now, before in RECORDED if now != before]
     failing_before = [(key, before) for key, _, before in changed if failed(before, budget)]

@@ -177,8 +177,9 @@ def test_an_opponent_sleep_talking_two_turns_is_asleep_three_turns_at_most_and_t
     assert search([build_state(built)], Budget(iterations=300)).actions
 
 
-#: States on which poke-engine's search panics: the position of the test above (three samples) as the bridge
-#: built it before it held turns asleep at 3, with poke-env's count of 4 (1 / (4 - 4): a non-finite chance to wake).
+#: States of real games on which poke-engine's search panics (benchmarks/engine_failures.py --opponent max-damage,
+#: before the bridge held turns asleep at 3): a Snorlax or Dondozo Sleep Talking, on either side, asleep for
+#: poke-env's count of 4 turns (1 / (4 - 4): a non-finite chance to wake).
 PANICKING = REPO_DIR / "tests" / "data" / "engine-panics.txt"
 SEARCH_EACH = """
 import sys
