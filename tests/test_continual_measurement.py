@@ -44,6 +44,7 @@ from pokebench.players.continual.refining import HarnessRefiner
 from pokebench.players.continual.versions import CarryOver, HarnessFiles, Snapshot, Source, initial_harness
 from pokebench.players.continual.tables import curve_table, edits_table, gain_table, gap_table, versions_table
 from pokebench.publish import publish
+from pokebench.results.run_stores import RunStores
 from pokebench.results.store import RunStore
 from pokebench.players.continual.page import write_harness_page
 from pokebench.site.build import SitePages
@@ -272,7 +273,8 @@ def test_refiner_spend_counts_in_the_budgets_and_in_the_summary(api, tmp_path, c
     assert spent > 0 and len(_refiner_requests(api)) == 4
     assert budget.outside == {"ch": pytest.approx(spent)} and budget.spent["ch"] == pytest.approx(spent)
     assert budget.stopped and ("ch has spent" if cap == "player" else "the run has spent") in budget.stopped
-    summary = run_summary(tmp_path / "run", "r", 6, ThisStart(), None, budget)
+    with RunStores(tmp_path / "run") as stores:
+        summary = run_summary(stores, "r", 6, ThisStart(), None, budget)
     line = next(line for line in summary.splitlines() if line.strip().startswith("ch "))
     assert "Spend outside the games" in summary and money(budget.outside["ch"]) in line
     assert "1 refinement(s): 0 made a version, 1 changed nothing (0 edit(s) rejected)" in line

@@ -23,10 +23,11 @@ from pokebench.play.lock import RunLock
 from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
 from pokebench.games import GameSpec
 from pokebench.play.progress import Progress
-from pokebench.play.summary import StopKind, StopReason, ThisStart, all_games, games_per_player, run_summary, store_spend
+from pokebench.play.summary import StopKind, StopReason, ThisStart, games_per_player, run_summary
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
+from pokebench.results.run_stores import RunStores
 from pokebench.results.store import RunStore, StoreWriteError, check_store, run_stores, store_path
 from pokebench.paths import RUNS_DIR
 from pokebench.util import usable_cpus
@@ -107,36 +108,36 @@ def _record_stopped(store: RunStore) -> Callable[[HarnessError], None]:
     return record
 
 
-async def play_rounds(plan: RunPlan, store: RunStore, server: Any, run_dir: Path,
+async def play_rounds(plan: RunPlan, stores: RunStores, server: Any,
                       block: set[str] | None = None, budget: Budget | None = None,
                       now: ThisStart | None = None, progress: Progress | None = None) -> None:
-    """Play the missing games (of `block`, if given), then replay the ones that ended in harness errors,
-    for at most ``retry_rounds`` more rounds: a transient fault (a crashed player, a hung or dead
-    server) never needs a second start."""
+    """Play the missing games (of `block`, if given) into the run's own store, then replay the ones that
+    ended in harness errors, for at most ``retry_rounds`` more rounds: a transient fault (a crashed player,
+    a hung or dead server) never needs a second start. Done is what any store of the run holds."""
     now = now if now is not None else ThisStart()
     for round_no in range(1 + plan.settings.retry_rounds):
         if now.stop_reason is not None:  # a budget or an error no retry fixes stopped the run
             return
-        done = done_in_run(run_dir)
+        done = stores.done_game_ids()
         missing = [s for s in plan.specs if s.game_id not in done and (block is None or s.game_id in block)]
         if not missing:
             return
         if round_no:
             log.warning("Retry round %d of %d: playing again the %d game(s) that ended in harness errors.",
                         round_no, plan.settings.retry_rounds, len(missing))
-        _, errors = await play_missing(plan, store, server, done, budget, now, block, progress)
+        _, errors = await play_missing(plan, stores.own, server, done, budget, now, block, progress)
         if not errors:
             return
 
 
-async def play_run(plan: RunPlan, store: RunStore, server: Any, run_dir: Path,
+async def play_run(plan: RunPlan, stores: RunStores, server: Any,
                    budget: Budget | None = None, now: ThisStart | None = None) -> None:
     """Every missing game, epoch by epoch (players that refine themselves change only between epochs of
     whole pairs: :mod:`pokebench.play.epochs`), each epoch with its retry rounds, on one progress bar."""
-    progress = Progress(len(plan.specs), len({s.game_id for s in plan.specs} & done_in_run(run_dir)), plan.name)
+    progress = Progress(len(plan.specs), len({s.game_id for s in plan.specs} & stores.done_game_ids()), plan.name)
     try:
-        await epochs.play_in_epochs(plan.specs, plan.factories, run_dir / "players", lambda: done_in_run(run_dir),
-                                    lambda _done, block: play_rounds(plan, store, server, run_dir, block,
+        await epochs.play_in_epochs(plan.specs, plan.factories, stores.run_dir / "players", stores.done_game_ids,
+                                    lambda _done, block: play_rounds(plan, stores, server, block,
                                                                      budget, now, progress),
                                     run={"seed_text": plan.settings.seed_text, "format": plan.settings.battle_format},
                                     budget=budget)
@@ -158,15 +159,6 @@ async def ask_format(server: Any, battle_format: str) -> dict[str, Any]:
                               "Run `pokebench-server install` and restart it.") from None
 
 
-def done_in_run(run_dir: Path) -> set[str]:
-    """The games that any store of the run (whole or shard) holds: none is ever played twice."""
-    done: set[str] = set()
-    for path in run_stores(run_dir):
-        with RunStore.open_existing(path, check=False) as other:  # checked when the run started
-            done |= other.done_game_ids()
-    return done
-
-
 def _budget_and_models(cfg: DictConfig) -> tuple[Budget, dict[str, Any]]:
     container = OmegaConf.to_container(cfg.players, resolve=True)
     assert isinstance(container, dict)
@@ -184,6 +176,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
     In order, and each before anything that follows: the config (:func:`plan_run`), every store of
     the run (damaged, foreign, read-only: :func:`check_store`), the run's lock (:class:`RunLock`),
     the store's config, the pre-flight of the models, the server and the format it knows; then the games.
+    Each store of the run is opened once (:class:`RunStores`), and closed at the end.
     """
     plan = plan_run(cfg, run_name)
     budget, models = _budget_and_models(cfg)
@@ -196,17 +189,21 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
     now = ThisStart()
     with contextlib.ExitStack() as stack:
         stack.enter_context(RunLock(run_dir, path, shard=plan.shard is not None))
+        stores = stack.enter_context(RunStores(run_dir, path))
 
-        def bound_store() -> RunStore:
-            store = stack.enter_context(RunStore(path, check=False))  # checked above, before the lock
-            store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprint)
-            store.note_start(socket.gethostname(), os.getpid())  # a shard's node, in its own store
-            return store
+        def bind_own_store() -> None:
+            """Open (make) this process's store once, bound to this config, with this start noted."""
+            if not stores.own_is_open:
+                store = stores.open_own()  # checked above, before the lock
+                store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprint)
+                store.note_start(socket.gethostname(), os.getpid())  # a shard's node, in its own store
 
-        store = bound_store() if path.exists() else None  # a changed config is refused before the server starts
+        if path.exists():
+            bind_own_store()  # a changed config is refused before the server starts
         if sequential.enabled(cfg):
-            return _run_sequential(cfg, plan, store or bound_store(), run_dir)
-        done = done_in_run(run_dir)
+            bind_own_store()
+            return _run_sequential(cfg, plan, stores)
+        done = stores.done_game_ids()
         missing = planned - done
         log.info("Run '%s': %d of %d games stored%s.", run_name, len(planned & done), len(planned),
                  f"; playing the {len(missing)} missing" if missing else ": nothing to play")
@@ -220,17 +217,17 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                 now.preflight_cost_usd = sum(p.cost_usd or 0.0 for p in probes)
                 for probe in probes:
                     log.info("  %s answers as '%s'.", probe.player, printable(probe.completion.served_model or "?"))
-            budget.load(store_spend(run_dir), games_per_player(all_games(run_dir)))
+            budget.load(stores.spend_by_player(), games_per_player(stores.games()))
             log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
             log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
             server = stack.enter_context(_server(cfg, run_dir / log_name))
             check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
-            store = store or bound_store()
-            asyncio.run(play_run(plan, store, server, run_dir, budget, now))
-        elif store is None:
-            bound_store()
-    left = len(planned - done_in_run(run_dir))
-    print(run_summary(run_dir, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
+            bind_own_store()
+            asyncio.run(play_run(plan, stores, server, budget, now))
+        else:
+            bind_own_store()
+        left = len(planned - stores.done_game_ids())
+        print(run_summary(stores, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
     stop = now.stop_reason
     if stop is not None and stop.kind is StopKind.BUDGET:
         raise RunStopped(f"The run stopped starting games: {stop.detail}. {left} game(s) are missing; "
@@ -241,28 +238,28 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
     return left
 
 
-def _run_sequential(cfg: DictConfig, plan: RunPlan, store: RunStore, run_dir: Path) -> int:
+def _run_sequential(cfg: DictConfig, plan: RunPlan, stores: RunStores) -> int:
     """A sequential run (:mod:`pokebench.play.sequential`): each step plays through :func:`play_rounds`; it
     ends with the run's summary and why it stopped."""
     conf = sequential.read_config(cfg, list(cfg.players))
     now = ThisStart()
     matchups = list(dict.fromkeys((s.p1, s.p2) for s in plan.specs if s.game == 1))  # (A, B) in the run's order
-    with _server(cfg, run_dir / "showdown.log") as server:
+    with _server(cfg, stores.run_dir / "showdown.log") as server:
         check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
         progress = Progress(0, 0, plan.name)  # one bar for the whole run: each step adds its games
 
         async def play(specs: list[GameSpec]) -> None:
             progress.plan_more(len(specs))
-            await play_rounds(replace(plan, specs=specs), store, server, run_dir, now=now, progress=progress)
+            await play_rounds(replace(plan, specs=specs), stores, server, now=now, progress=progress)
 
         try:
-            specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, run_dir,
-                                                   lambda: sequential.finished_games(run_dir), play)
+            specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, stores.run_dir,
+                                                   stores.games, play)
         finally:
             progress.close()
             for factory in plan.factories.values():
                 if isinstance(factory, ExternalCompetitor):
                     asyncio.run(factory.shutdown())
-    print(run_summary(run_dir, plan.name, len(specs), now, cfg.get("anchor")), flush=True)
+    print(run_summary(stores, plan.name, len(specs), now, cfg.get("anchor")), flush=True)
     print(f"{plan.name}: {why}")
-    return len({s.game_id for s in specs} - done_in_run(run_dir))
+    return len({s.game_id for s in specs} - stores.done_game_ids())

@@ -46,7 +46,7 @@ from pokebench.results.ratings import SCALE, RatingsError, fit_ratings, posterio
 from pokebench.util import atomic_write_text
 
 __all__ = ["SequentialConfig", "Step", "enabled", "read_config", "next_step", "choose_matchups", "pairs_to_target", "run_sequential",
-           "STATE_FILE", "finished_games", "specs_for"]
+           "STATE_FILE", "specs_for"]
 
 STATE_FILE = "sequential.json"
 
@@ -294,13 +294,3 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
     atomic_write_text(run_dir / STATE_FILE, json.dumps(state, indent=1) + "\n")
     return specs_for(run, seed_text, matchups, pairs), reason
 
-
-def finished_games(run_dir: Path) -> pd.DataFrame:
-    """The finished games of every store of a run (whole or shards)."""
-    from pokebench.results.store import RunStore, run_stores
-
-    frames = []
-    for path in run_stores(run_dir):
-        with RunStore.open_existing(path, check=False) as store:  # the run holds it open: no second check
-            frames.append(store.games())
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["game_id", "p1", "p2"])

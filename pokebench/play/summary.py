@@ -8,7 +8,6 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
@@ -16,7 +15,7 @@ import pandas as pd
 from pokebench.play.budget import Budget
 from pokebench.results.figures import per_player_figures
 from pokebench.results.ratings import RatingsError, fit_ratings
-from pokebench.results.store import RunStore, run_stores
+from pokebench.results.run_stores import RunStores
 
 
 def resume_command(overrides: Sequence[str] | None = None) -> str:
@@ -56,33 +55,6 @@ class ThisStart:
     not_started: int = 0
     stop_reason: StopReason | None = None  # the first one; a run stops once
     preflight_cost_usd: float = 0.0
-
-
-def store_spend(run_dir: Path) -> dict[str, dict[str, float]]:
-    """Spend and tokens per player over every store of the run (whole and shards)."""
-    total: dict[str, dict[str, float]] = {}
-    for path in run_stores(run_dir):
-        with RunStore.open_existing(path, check=False) as store:  # the run may hold it open
-            for player, row in store.spend_by_player().items():
-                sums = total.setdefault(player, {})
-                for key, value in row.items():
-                    sums[key] = sums.get(key, 0) + value
-    return total
-
-
-def _frames(run_dir: Path, table: str) -> pd.DataFrame:
-    """One table ("games", "harness_errors", "decisions": a :class:`RunStore` reader) of every store of the run."""
-    frames = []
-    for path in run_stores(run_dir):
-        with RunStore.open_existing(path, check=False) as store:  # the run may hold it open
-            frames.append(getattr(store, table)())
-    frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def all_games(run_dir: Path) -> pd.DataFrame:
-    """The stored games of every store of the run."""
-    return _frames(run_dir, "games")
 
 
 def games_per_player(games: pd.DataFrame) -> dict[str, int]:
@@ -155,13 +127,13 @@ def _rate(value: float) -> str:
     return "—" if pd.isna(value) else f"{value:.1%}"
 
 
-def run_summary(run_dir: Path, name: str, planned: int, now: ThisStart, anchor: str | None,
+def run_summary(stores: RunStores, name: str, planned: int, now: ThisStart, anchor: str | None,
                 budget: Budget | None = None) -> str:
     """The closing summary of every run: games now and in all, the leaderboard (Elo with its interval, record,
     re-ask and random-pick rates), the search engine's failures, spend and tokens per model (and outside the
     games, from `budget`), harness errors by cause."""
-    games, spend, errors = all_games(run_dir), store_spend(run_dir), _frames(run_dir, "harness_errors")
-    decisions = _frames(run_dir, "decisions")
+    games, spend, errors = stores.games(), stores.spend_by_player(), stores.table("harness_errors")
+    decisions = stores.table("decisions")
     lines = [f"Run '{name}': {now.played} game(s) played now; {len(games)} of {planned} stored in all."]
     if len(games):
         lines += _leaderboard(games, decisions, anchor) + engine_failure_line(decisions)
