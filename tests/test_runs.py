@@ -15,6 +15,7 @@ import pytest
 
 from support.games import REPO_DIR
 from support.published import assert_same_games
+from support.synthetic_runs import make_run
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.results.store import RunStore
 
@@ -203,6 +204,22 @@ def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_pa
     assert sorted(games.game_id) == sorted(shards)
     bad = pokebench(tmp_path, "+run=bots-smoke", "shard=2/2", check=False)
     assert bad.returncode == 2 and "'shard' must look like I/N with 0 <= I < N" in bad.stderr
+
+
+def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_them_all(tmp_path):
+    runs, matchups = tmp_path / "runs", expand_matchups(SMOKE_PLAYERS, "all")
+    made = {"run": "bots-smoke", "seed_text": "pokebench-2026", "players": SMOKE_PLAYERS, "pairs": 2,
+            "store": "shard-1-of-2.sqlite"}
+    make_run(runs, "bots-smoke", matchups=matchups, only_pairs=[1], **made)  # shard 1's part, stored already
+    make_run(runs, "bots-smoke", matchups=matchups[:1], only_pairs=[2], **made)  # and 2 games of shard 0's part
+    with RunStore.open_existing(runs / "bots-smoke" / "shard-1-of-2.sqlite") as other:
+        elsewhere = other.done_game_ids()
+    out = pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "shard=0/2", "publish=false").stdout
+    with RunStore.open_existing(runs / "bots-smoke" / "shard-0-of-2.sqlite") as own:
+        played = own.done_game_ids()
+    assert len(played) == 4 and not played & elsewhere  # no game played twice
+    assert played | elsewhere == {s.game_id for s in planned("bots-smoke", 2)}
+    assert "4 game(s) played now; 12 of 6 stored in all." in out  # every store of the run, counted once each
 
 
 def test_a_two_shard_run_merges_to_the_same_games_and_ratings_as_the_unsharded_run(tmp_path):
