@@ -187,45 +187,45 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
         check_store(other)
     planned = {s.game_id for s in plan.specs}
     now = ThisStart()
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(RunLock(run_dir, path, shard=plan.shard is not None))
-        stores = stack.enter_context(RunStores(run_dir, path))
+    with RunStores(run_dir, path) as stores:  # opened once each, after the lock; closed after the summary
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(RunLock(run_dir, path, shard=plan.shard is not None))
 
-        def bind_own_store() -> None:
-            """Open (make) this process's store once, bound to this config, with this start noted."""
-            if not stores.own_is_open:
-                store = stores.open_own()  # checked above, before the lock
-                store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprint)
-                store.note_start(socket.gethostname(), os.getpid())  # a shard's node, in its own store
+            def bind_own_store() -> None:
+                """Open (make) this process's store once, bound to this config, with this start noted."""
+                if not stores.own_is_open:
+                    store = stores.open_own()  # checked above, before the lock
+                    store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprint)
+                    store.note_start(socket.gethostname(), os.getpid())  # a shard's node, in its own store
 
-        if path.exists():
-            bind_own_store()  # a changed config is refused before the server starts
-        if sequential.enabled(cfg):
-            bind_own_store()
-            return _run_sequential(cfg, plan, stores)
-        done = stores.done_game_ids()
-        missing = planned - done
-        log.info("Run '%s': %d of %d games stored%s.", run_name, len(planned & done), len(planned),
-                 f"; playing the {len(missing)} missing" if missing else ": nothing to play")
-        if missing:
-            if models:
-                log.info("Pre-flight: one request to each of %d model(s) (%s).", len(models), ", ".join(models))
-                try:
-                    probes = probe_models(models)
-                except PreflightError as err:
-                    raise ConfigError(str(err)) from None
-                now.preflight_cost_usd = sum(p.cost_usd or 0.0 for p in probes)
-                for probe in probes:
-                    log.info("  %s answers as '%s'.", probe.player, printable(probe.completion.served_model or "?"))
-            budget.load(stores.spend_by_player(), games_per_player(stores.games()))
-            log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
-            log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
-            server = stack.enter_context(_server(cfg, run_dir / log_name))
-            check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
-            bind_own_store()
-            asyncio.run(play_run(plan, stores, server, budget, now))
-        else:
-            bind_own_store()
+            if path.exists():
+                bind_own_store()  # a changed config is refused before the server starts
+            if sequential.enabled(cfg):
+                bind_own_store()
+                return _run_sequential(cfg, plan, stores)
+            done = stores.done_game_ids()
+            missing = planned - done
+            log.info("Run '%s': %d of %d games stored%s.", run_name, len(planned & done), len(planned),
+                     f"; playing the {len(missing)} missing" if missing else ": nothing to play")
+            if missing:
+                if models:
+                    log.info("Pre-flight: one request to each of %d model(s) (%s).", len(models), ", ".join(models))
+                    try:
+                        probes = probe_models(models)
+                    except PreflightError as err:
+                        raise ConfigError(str(err)) from None
+                    now.preflight_cost_usd = sum(p.cost_usd or 0.0 for p in probes)
+                    for probe in probes:
+                        log.info("  %s answers as '%s'.", probe.player, printable(probe.completion.served_model or "?"))
+                budget.load(stores.spend_by_player(), games_per_player(stores.games()))
+                log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
+                log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
+                server = stack.enter_context(_server(cfg, run_dir / log_name))
+                check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)))
+                bind_own_store()
+                asyncio.run(play_run(plan, stores, server, budget, now))
+            else:
+                bind_own_store()
         left = len(planned - stores.done_game_ids())
         print(run_summary(stores, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
     stop = now.stop_reason
