@@ -99,6 +99,8 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/python benchmarks/ratings_speed.py": BENCH,
     ".venv/bin/python benchmarks/llm_overhead.py": BENCH,
     ".venv/bin/python benchmarks/decision_quality.py": BENCH,
+    ".venv/bin/python benchmarks/run_walk.py": "plays a bots-smoke run under a profiler (minutes), printing the "
+        "walk; tests/test_layout.py checks the floors it reads",
     "make bench": BENCH,
     ".venv/bin/python benchmarks/battle_text_oracle.py": BENCH + "; tests/test_text_oracle.py checks a short corpus",
     "pip install .": OUTSIDE,
