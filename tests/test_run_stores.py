@@ -3,6 +3,7 @@ other shards written by real other processes while the run holds their stores op
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import subprocess
 import sys
@@ -51,9 +52,14 @@ def test_a_store_held_open_sees_the_games_another_process_writes_after_it_was_op
         assert len(stores.games()) == len(_ids([1, 2]))
         assert stores.stores() == held, "each store is opened once"
         # no read snapshot is held between reads: the other shard's checkpoint goes through the whole WAL
-        with sqlite3.connect(other) as writer:
+        with contextlib.closing(sqlite3.connect(other, isolation_level=None)) as writer:
             busy, log_frames, checkpointed = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        assert busy == 0 and log_frames == checkpointed
+            assert busy == 0 and log_frames == checkpointed
+            writer.execute("INSERT INTO meta (key, value) VALUES ('written', 'last')")  # then it ends first
+    # the run closed the store last: the other shard's last writes are in its file, not left in a -wal beside it
+    assert not other.with_name(other.name + "-wal").exists()
+    with contextlib.closing(sqlite3.connect(f"file:{other}?immutable=1", uri=True)) as file_alone:
+        assert file_alone.execute("SELECT value FROM meta WHERE key = 'written'").fetchone() == ("last",)
 
 
 def test_a_shard_store_made_after_the_run_started_is_seen_at_the_next_read(tmp_path: Path) -> None:

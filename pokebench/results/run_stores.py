@@ -4,9 +4,10 @@ A run's games may sit in several stores (the whole run's, or one per shard, see 
 asks "which games are done" before every retry round and epoch, and the spend and games at the start and
 in the closing summary. :class:`RunStores` answers from connections it opens once: the own store when the
 runner makes it, another shard's store the first time a listing of the folder finds it (a shard started
-later on another node makes its store later), read-only. A read here is one statement, fully read, outside
-any transaction, so it sees what the other shards' processes committed up to that moment and holds no
-read snapshot between reads (which would also keep their WAL from being checkpointed).
+later on another node makes its store later), only read (:meth:`RunStore.of_another_shard`). A read here
+is one statement, fully read, outside any transaction, so it sees what the other shards' processes
+committed up to that moment and holds no read snapshot between reads (which would also keep their WAL
+from being checkpointed).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class RunStores:
         for path in run_stores(self.run_dir):
             if path == self.own_path or path in self._others:
                 continue
-            store = RunStore.reader(path)
+            store = RunStore.of_another_shard(path)
             if store.version == 0:
                 store.close()
                 continue

@@ -146,12 +146,11 @@ def _can_write(path: Path) -> bool:
     return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _read_only_uri(path: Path, live: bool = False) -> str:
+def _read_only_uri(path: Path) -> str:
     """How to open `path` for reading only. A store with a -wal file may be in use by another process (a shard
     of the run): read it as SQLite readers do. Without one, read it as immutable, which makes no -wal/-shm
-    beside it (so a store on a read-only mount can be read). `live`: always as SQLite readers do (a
-    connection kept open while another process may start writing; SQLite may make the -wal/-shm files)."""
-    in_use = live or path.with_name(path.name + "-wal").exists()
+    beside it (so a store on a read-only mount can be read)."""
+    in_use = path.with_name(path.name + "-wal").exists()
     return f"file:{quote(str(path.resolve()))}?mode=ro" + ("" if in_use else "&immutable=1")
 
 
@@ -204,21 +203,28 @@ def _changed_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
 class RunStore:
     """One run's SQLite file. Safe to open from one writer process at a time (the runner locks the run)."""
 
-    def __init__(self, path: Path, check: bool = True, read_only: bool = False, live: bool = False) -> None:
+    def __init__(self, path: Path, check: bool = True, read_only: bool = False, shared: bool = False) -> None:
         """Open (or make) the store at `path`; `check`: first :func:`check_store` it. Pass False for a
         file this process has open already (a second check would open and close it beside a live
         connection, which drops that connection's POSIX locks). `read_only`: an existing store, only
         read (publish): nothing is written or made beside it, so a run on a read-only mount can be read.
-        `live` (with `read_only`): kept open while another process writes it (:meth:`reader`).
+        `shared`: an existing store of another process, kept open to read while that process writes it
+        (:meth:`of_another_shard`).
 
         Every connection is in autocommit mode (``isolation_level=None``): a read is one statement, and no
         read transaction stays open between reads to hide what other processes commit later."""
         self.path = Path(path)
         if check:
             check_store(self.path, writable=not read_only)
+        if shared:  # read-write for SQLite, never written here: see of_another_shard
+            try:
+                self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as err:
+                raise StoreError(f"Cannot read the run store {self.path} ({err}). {_untouched(self.path)}") from None
+            return
         if read_only:
             try:
-                self.db = sqlite3.connect(_read_only_uri(self.path, live), uri=True, isolation_level=None,
+                self.db = sqlite3.connect(_read_only_uri(self.path), uri=True, isolation_level=None,
                                           check_same_thread=False)
             except sqlite3.Error as err:
                 raise StoreError(f"Cannot read the run store {self.path} ({err}). {_untouched(self.path)}") from None
@@ -250,17 +256,21 @@ class RunStore:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
     @classmethod
-    def open_existing(cls, path: Path, check: bool = True, read_only: bool = False, live: bool = False) -> "RunStore":
+    def open_existing(cls, path: Path, check: bool = True, read_only: bool = False) -> "RunStore":
         if not Path(path).exists():
             raise StoreError(f"There is no run store at {path}.")
-        return cls(path, check=check, read_only=read_only, live=live)
+        return cls(path, check=check, read_only=read_only)
 
     @classmethod
-    def reader(cls, path: Path) -> "RunStore":
-        """An existing store opened for reading only, kept open while another process (a shard of the same
-        run) writes it: each read sees the games committed until then. Not checked (the runner checks every
-        store of the run before it locks the run)."""
-        return cls.open_existing(path, check=False, read_only=True, live=True)
+    def of_another_shard(cls, path: Path) -> "RunStore":
+        """The existing store of another process (a shard of the same run), kept open while it writes it: each
+        read sees the games committed until then. Nothing is written or migrated here, but the connection
+        may write for SQLite: when it is the store's last one, closing it moves the store's WAL into the
+        file (as the writer's own close would), where a read-only one would leave the shard's last games
+        in the ``-wal`` file beside it. Not checked (the runner checks every store before it locks the run)."""
+        if not Path(path).exists():
+            raise StoreError(f"There is no run store at {path}.")
+        return cls(path, check=False, shared=True)
 
     def close(self) -> None:
         self.db.close()
