@@ -15,7 +15,8 @@ import is not a call. Printed:
 - the cross-package edges (caller -> callee, functions by module and qualified name) in first-seen order,
   with how many calls went along each;
 - the rooms: per package, how many distinct edges enter it ("entered N times", as one reads the code) and
-  how many calls they carried;
+  how many calls they carried, for the run (the edges first seen before ``__main__`` calls the publish)
+  and for its publish;
 - the climbs back: edges whose callee's package sits on a higher floor than the caller's in
   ``tests/test_layout.py``'s ``FLOORS`` (the floors the import graph must respect: a package imports only
   its own floor and those below). Control that climbs is a call the import direction forbids, made through
@@ -129,8 +130,19 @@ def play_under_profile(walk: Walk, overrides: list[str]) -> int:
     return code
 
 
+def _rooms(walk: Walk, edges: list[tuple[tuple[str, str], int]]) -> tuple[Counter[str], Counter[str]]:
+    """Per package: the distinct edges entering it, and the calls they carried."""
+    entered: Counter[str] = Counter()
+    carried: Counter[str] = Counter()
+    for (_, callee), calls in edges:
+        entered[walk.package[callee]] += 1
+        carried[walk.package[callee]] += calls
+    return entered, carried
+
+
 def report(walk: Walk, rank: dict[str, int]) -> list[str]:
-    """The walk as text lines: edges, rooms, climbs back, and a headline."""
+    """The walk as text lines: edges, then for the run (edges first seen before ``__main__`` publishes) and
+    for its publish: rooms, climbs back and a headline."""
     edges = list(walk.edges.items())
 
     def climbs(caller: str, callee: str) -> bool:
@@ -141,22 +153,23 @@ def report(walk: Walk, rank: dict[str, int]) -> list[str]:
     for n, ((caller, callee), calls) in enumerate(edges, 1):
         mark = "  ^ climbs back" if climbs(caller, callee) else ""
         lines.append(f"  {n:3}. {caller} -> {callee}  ({calls}){mark}")
-    entered: Counter[str] = Counter()
-    carried: Counter[str] = Counter()
-    for (_, callee), calls in edges:
-        entered[walk.package[callee]] += 1
-        carried[walk.package[callee]] += calls
-    lines.append("Rooms visited (package: distinct edges entering it, calls they carried):")
-    for package, count in entered.most_common():
-        lines.append(f"  {package + '/':<12} entered {count:3} times  ({carried[package]} calls)")
-    up = [(edge, calls) for edge, calls in edges if climbs(*edge)]
-    lines.append(f"Climbs back (callee's floor above the caller's in tests/test_layout.py): {len(up)} distinct edges, "
-                 f"{sum(calls for _, calls in up)} calls")
-    for (caller, callee), calls in up:
-        lines.append(f"  {walk.package[caller]}/ -> {walk.package[callee]}/: {caller} -> {callee}  ({calls})")
-    lines.append(f"Headline: {len(edges)} cross-package edges; {len(up)} climbs back; "
-                 + "; ".join(f"{p}/ entered {entered[p]} times" for p in ("play", "results") if p in entered)
-                 + f"; RunStore opened {walk.calls['results.store.RunStore.__init__']} times (the run and its publish)")
+    split = next((n for n, ((caller, callee), _) in enumerate(edges)
+                  if caller.startswith("__main__.") and callee.endswith(".publish")), len(edges))
+    headline = []
+    for part, some in (("the run", edges[:split]), ("its publish", edges[split:])):
+        entered, carried = _rooms(walk, some)
+        up = [(edge, calls) for edge, calls in some if climbs(*edge)]
+        lines.append(f"Rooms visited by {part} ({len(some)} edges; package: distinct edges entering it, calls):")
+        lines += [f"  {package + '/':<12} entered {count:3} times  ({carried[package]} calls)"
+                  for package, count in entered.most_common()]
+        lines.append(f"Climbs back in {part} (callee's floor above the caller's in tests/test_layout.py): "
+                     f"{len(up)} distinct edges, {sum(calls for _, calls in up)} calls")
+        lines += [f"  {walk.package[caller]}/ -> {walk.package[callee]}/: {caller} -> {callee}  ({calls})"
+                  for (caller, callee), calls in up]
+        headline.append(f"{part}: {len(some)} edges, {len(up)} climbs back, "
+                        + ", ".join(f"{p}/ entered {entered[p]} times" for p in ("play", "results")))
+    lines.append(f"Headline: {'; '.join(headline)}; "
+                 f"RunStore opened {walk.calls['results.store.RunStore.__init__']} times (the run and its publish)")
     return lines
 
 
