@@ -274,7 +274,7 @@ def test_refiner_spend_counts_in_the_budgets_and_in_the_summary(api, tmp_path, c
     assert budget.outside == {"ch": pytest.approx(spent)} and budget.spent["ch"] == pytest.approx(spent)
     assert budget.stopped and ("ch has spent" if cap == "player" else "the run has spent") in budget.stopped
     with RunStores(tmp_path / "run") as stores:
-        summary = run_summary(stores, "r", 6, ThisStart(), None, budget)
+        summary = run_summary(stores, "r", set(), ThisStart(), None, budget)
     line = next(line for line in summary.splitlines() if line.strip().startswith("ch "))
     assert "Spend outside the games" in summary and money(budget.outside["ch"]) in line
     assert "1 refinement(s): 0 made a version, 1 changed nothing (0 edit(s) rejected)" in line

@@ -219,7 +219,8 @@ def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_t
         played = own.done_game_ids()
     assert len(played) == 4 and not played & elsewhere  # no game played twice
     assert played | elsewhere == {s.game_id for s in planned("bots-smoke", 2)}
-    assert "4 game(s) played now; 12 of " in out  # the games of every store of the run, each counted once
+    # the shard's own 6 games, wherever stored, then every store's games of the run, each counted once
+    assert "4 game(s) played now; 6 of 6 stored in all (12 with the other shards' stores)." in out
 
 
 def test_a_two_shard_run_merges_to_the_same_games_and_ratings_as_the_unsharded_run(tmp_path):

@@ -227,7 +227,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
             else:
                 bind_own_store()
         left = len(planned - stores.done_game_ids())
-        print(run_summary(stores, run_name, len(planned), now, cfg.get("anchor"), budget), flush=True)
+        print(run_summary(stores, run_name, planned, now, cfg.get("anchor"), budget), flush=True)
     stop = now.stop_reason
     if stop is not None and stop.kind is StopKind.BUDGET:
         raise RunStopped(f"The run stopped starting games: {stop.detail}. {left} game(s) are missing; "
@@ -260,6 +260,6 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, stores: RunStores) -> int:
             for factory in plan.factories.values():
                 if isinstance(factory, ExternalCompetitor):
                     asyncio.run(factory.shutdown())
-    print(run_summary(stores, plan.name, len(specs), now, cfg.get("anchor")), flush=True)
+    print(run_summary(stores, plan.name, {s.game_id for s in specs}, now, cfg.get("anchor")), flush=True)
     print(f"{plan.name}: {why}")
     return len({s.game_id for s in specs} - stores.done_game_ids())

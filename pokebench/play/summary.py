@@ -127,14 +127,19 @@ def _rate(value: float) -> str:
     return "—" if pd.isna(value) else f"{value:.1%}"
 
 
-def run_summary(stores: RunStores, name: str, planned: int, now: ThisStart, anchor: str | None,
+def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart, anchor: str | None,
                 budget: Budget | None = None) -> str:
-    """The closing summary of every run: games now and in all, the leaderboard (Elo with its interval, record,
-    re-ask and random-pick rates), the search engine's failures, spend and tokens per model (and outside the
-    games, from `budget`), harness errors by cause."""
-    games, spend, errors = stores.games(), stores.spend_by_player(), stores.table("harness_errors")
+    """The closing summary of every run: games now and in all (of the `planned` game ids: a shard's own), the
+    leaderboard of every store's games (Elo with its interval, record, re-ask and random-pick rates), the search
+    engine's failures, spend and tokens per model (players that call none are left out; and outside the games,
+    from `budget`), harness errors by cause."""
+    games, errors = stores.games(), stores.table("harness_errors")
+    spend = {player: row for player, row in stores.spend_by_player().items()
+             if row["cost_usd"] or row["input_tokens"] or row["output_tokens"]}
     decisions = stores.table("decisions")
-    lines = [f"Run '{name}': {now.played} game(s) played now; {len(games)} of {planned} stored in all."]
+    stored = len(planned & set(games["game_id"])) if len(games) else 0
+    others = f" ({len(games)} with the other shards' stores)" if len(games) > stored else ""
+    lines = [f"Run '{name}': {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
     if len(games):
         lines += _leaderboard(games, decisions, anchor) + engine_failure_line(decisions)
     if spend:
