@@ -92,3 +92,22 @@ def test_the_sums_cover_every_store_of_the_run(tmp_path: Path) -> None:
         assert len(stores.table("harness_errors")) == errors
         with pytest.raises(RuntimeError, match="only reads"):
             stores.open_own()
+
+
+def test_the_summary_counts_a_shards_own_games_and_lists_spend_only_for_players_that_call_a_model(tmp_path) -> None:
+    from pokebench.play.summary import ThisStart, run_summary
+
+    runs = tmp_path / "runs"
+    _shard(runs, 0, [1])
+    _shard(runs, 1, [2])
+    with sqlite3.connect(runs / "r" / "shard-0-of-2.sqlite") as db:  # a bot that records decisions, no model
+        game_id = next(iter(_ids([1])))
+        db.execute("INSERT INTO decisions (game_id, side, player, idx, turn, data) VALUES (?, 'p1', 'random', 999, 1, ?)",
+                   (game_id, '{"engine_error": null}'))
+    with RunStores(runs / "r") as stores:
+        summary = run_summary(stores, "r", _ids([1]), ThisStart(), None)
+    assert f"0 game(s) played now; {len(_ids([1]))} of {len(_ids([1]))} stored in all ({len(SPECS)} with the other " \
+           "shards' stores)." in summary
+    spend = summary.split("Spend by model", 1)[1].splitlines()[1:]
+    assert any(line.split()[0] == "llm-a" for line in spend)
+    assert not any(line.split() and line.split()[0] == "random" for line in spend)
