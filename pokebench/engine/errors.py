@@ -19,7 +19,7 @@ class EngineError(ValueError):
     """A position the engine cannot take, or an engine that failed on it; the message names the field."""
 
 
-_holding = False
+_held_file: IO[bytes] | None = None  # set by hold_panic_output: one file per worker, reused by every call
 
 
 def hold_panic_output() -> None:
@@ -28,8 +28,9 @@ def hold_panic_output() -> None:
     Only for a process whose work is engine calls one at a time (a search or analysis worker):
     while a call runs, what any other thread of the process writes to descriptor 2 is held too.
     """
-    global _holding
-    _holding = True
+    global _held_file
+    if _held_file is None:
+        _held_file = tempfile.TemporaryFile()
 
 
 def guarded(what: str, call: Callable[[], T]) -> T:
@@ -80,20 +81,22 @@ def _stderr_held() -> Iterator[_Held]:
     What the block wrote is written back after it unless the block discarded it (a panic whose
     site went into the error).
     """
-    if not _holding:
+    file = _held_file
+    if file is None:
         yield _Held(None)
         return
-    with tempfile.TemporaryFile() as file:
-        held = _Held(file)
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(file.fileno(), 2)
-        try:
-            yield held
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            text = held()
-            if held.kept and text:
-                sys.stderr.write(text)
-                sys.stderr.flush()
+    file.seek(0)
+    file.truncate()
+    held = _Held(file)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(file.fileno(), 2)
+    try:
+        yield held
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        text = held()
+        if held.kept and text:
+            sys.stderr.write(text)
+            sys.stderr.flush()

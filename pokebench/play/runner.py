@@ -184,7 +184,8 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
     path = store_path(run_dir, plan.shard)
     check_store(path)
     for other in run_stores(run_dir):
-        check_store(other)
+        if other != path:  # the own store is checked above, also before it exists
+            check_store(other)
     planned = {s.game_id for s in plan.specs}
     now = ThisStart()
     with RunStores(run_dir, path) as stores:  # opened once each, after the lock; closed after the summary

@@ -137,7 +137,7 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     spend = {player: row for player, row in stores.spend_by_player().items()
              if row["cost_usd"] or row["input_tokens"] or row["output_tokens"]}
     decisions = stores.table("decisions")
-    stored = len(planned & set(games["game_id"])) if len(games) else 0
+    stored = len(planned & set(games["game_id"]))  # games() has its columns also when empty
     others = f" ({len(games)} with the other shards' stores)" if len(games) > stored else ""
     lines = [f"Run '{name}': {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
     if len(games):
