@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
+from scipy.stats import t as student_t
 
 from pokebench.results import ratings
 from pokebench.results.ratings import RatingsError, fit_ratings, head_to_head, player_summary, score_matrix
@@ -294,3 +295,133 @@ def test_uncertainty_rank_on_a_constructed_case():
     # the issue's case: few games and a wide interval do not rank above a narrower, overlapping one
     assert ratings.uncertainty_rank([1021, 1064], [1464, 1266]).tolist() == [1, 1]
     assert ratings.uncertainty_rank([np.nan, 0], [np.nan, 1]).tolist() == [1, 1]
+
+
+def lucky_games(elo: dict, pairs_per_matchup: int, seed: int, k: float = 0.8) -> pd.DataFrame:
+    """Mirror games whose luck is known: a first chance event moves p1's winning chance p to p + k(1 - p) (with
+    probability p) or p - kp, then the result is drawn from that chance. The event's luck (new chance - p) has
+    mean 0; the score minus it keeps the mean p with (1 - k²) of the variance, and falls outside [0, 1]."""
+    rng = np.random.default_rng(seed)
+    games = mirror_games(elo, pairs_per_matchup, seed, tie_rate=0.0)
+    p = expit(ratings.SCALE * (games["p1"].map(elo) - games["p2"].map(elo))).to_numpy()
+    up = rng.random(len(games)) < p
+    after = np.where(up, p + k * (1 - p), p - k * p)
+    won = rng.random(len(games)) < after
+    luck = after - p
+    return games.assign(winner=np.where(won, "p1", "p2"), uid=[f"u{n}" for n in range(len(games))],
+                        luck_p1=luck, adjusted_p1=won - luck)
+
+
+def scipy_adjusted_fit(games: pd.DataFrame, prior_sd: float, ci: float = 0.95) -> pd.DataFrame:
+    """Independent quasi-likelihood fit of the adjusted scores, game by game: scipy BFGS on
+    sum a·log p + (1 - a)·log(1 - p), the dispersion φ from each mirror pair's score against the fit, the
+    likelihood divided by φ, refitted; the interval elo ± t·sd from the Hessian written out here."""
+    players = sorted(set(games["p1"]) | set(games["p2"]))
+    idx = {p: k for k, p in enumerate(players)}
+    i, j = games["p1"].map(idx).to_numpy(), games["p2"].map(idx).to_numpy()
+    a = games["adjusted_p1"].to_numpy(float)
+    c, n = np.log(10) / 400, len(players)
+
+    def fit(phi):
+        def f(x):
+            d = x[i] - x[j]
+            r = x / c
+            val = -(a * log_expit(d) + (1 - a) * log_expit(-d)).sum() / phi + (r**2).sum() / (2 * prior_sd**2)
+            gd = -(a - expit(d)) / phi
+            return val, np.bincount(i, gd, n) - np.bincount(j, gd, n) + r / prior_sd**2 / c
+
+        res = minimize(f, np.zeros(n), jac=True, method="BFGS", options={"gtol": 1e-11})
+        assert np.abs(res.jac).max() < 1e-6
+        return res.x / c
+
+    r1 = fit(1.0)
+    # per mirror pair, from the view of the matchup's alphabetically first player
+    first = np.where(games["p1"] < games["p2"], games["p1"], games["p2"])
+    sign = np.where(games["p1"] == first, 1.0, -1.0)
+    p = expit(c * (r1[i] - r1[j]))
+    pair = games.assign(res=sign * (a - p), var=p * (1 - p)).groupby(["run", "matchup", "pair"])[["res", "var"]].sum()
+    df = len(pair) - (n - 1)
+    phi = float((pair["res"] ** 2 / pair["var"]).sum() / df)
+    r = fit(phi)
+    p = expit(c * (r[i] - r[j]))
+    e = np.zeros((len(games), n))
+    e[np.arange(len(games)), i], e[np.arange(len(games)), j] = 1.0, -1.0
+    precision = (e.T * (c**2 * p * (1 - p) / phi)) @ e + np.eye(n) / prior_sd**2
+    cov = np.linalg.inv(precision)
+    md = idx["max-damage"]
+    sd = np.sqrt(np.diag(cov) + cov[md, md] - 2 * cov[:, md])
+    elo = r - r[md] + 1000.0
+    half = student_t.ppf((1 + ci) / 2, df) * sd
+    return pd.DataFrame({"elo": elo, "post_low": elo - half, "post_high": elo + half, "phi": phi}, index=players)
+
+
+@pytest.mark.parametrize("prior_sd", [800.0, 60.0])
+def test_adjusted_fit_equals_an_independent_computation(prior_sd):
+    games = lucky_games(TRUE, pairs_per_matchup=15, seed=21)
+    assert (games["adjusted_p1"] > 1).any() and (games["adjusted_p1"] < 0).any()
+    ours = fit_ratings(games, n_bootstrap=0, prior_sd=prior_sd, score="adjusted_p1").set_index("player")
+    ref = scipy_adjusted_fit(games, prior_sd)
+    for col in ("elo", "post_low", "post_high"):
+        assert np.abs(ours[col] - ref.loc[ours.index, col]).drop("max-damage").max() < 0.01, col
+    assert 0.2 < ref["phi"].iloc[0] < 0.6  # (1 - k²) = 0.36 of the variance is left
+    # ...and it is not the raw fit: the results alone give other ratings
+    raw = fit_ratings(games, n_bootstrap=0, prior_sd=prior_sd).set_index("player")
+    assert np.abs(raw["elo"] - ours["elo"]).max() > 5
+
+
+def test_adjusted_ratings_are_unbiased_and_narrower():
+    # 3,000 games: the adjusted fit covers the truth, as the raw one does, with about sqrt(0.36) of its width
+    games = lucky_games(TRUE, pairs_per_matchup=150, seed=22)
+    raw = fit_ratings(games).set_index("player")
+    adj = fit_ratings(games, score="adjusted_p1").set_index("player")
+    truth = pd.Series(TRUE)
+    assert ((adj["ci_low"] <= truth[adj.index]) & (truth[adj.index] <= adj["ci_high"])).all(), adj
+    assert (np.abs(adj["elo"] - truth[adj.index]) < 40).all()
+    ratio = ((adj["ci_high"] - adj["ci_low"]) / (raw["ci_high"] - raw["ci_low"])).drop("max-damage")
+    assert ratio.between(0.45, 0.8).all(), ratio
+    assert (adj["interval"].drop("max-damage") == "bootstrap").all() or ratio.max() < 0.8
+    # the records stay the results'
+    assert (adj[["wins", "ties", "losses", "games"]] == raw[["wins", "ties", "losses", "games"]]).all().all()
+
+
+def test_a_game_without_measured_luck_keeps_its_result():
+    games = lucky_games(TRUE, pairs_per_matchup=3, seed=23)
+    luck = games[["uid", "luck_p1", "adjusted_p1"]].assign(error=None)
+    luck.loc[luck.index[0], ["luck_p1", "adjusted_p1", "error"]] = [0.0, float(games["winner"].iloc[0] == "p1"),
+                                                                     "no searchable turn"]
+    joined = ratings.with_luck(games.drop(columns=["luck_p1", "adjusted_p1"]), luck.iloc[:-1])
+    assert joined["luck_p1"].isna().tolist() == [True] + [False] * (len(games) - 2) + [True]
+    g, _ = ratings._finished(joined, unit_cols=True, score="adjusted_p1")
+    np.testing.assert_array_equal(g["fit"].iloc[[0, -1]], g["s1"].iloc[[0, -1]])
+    np.testing.assert_allclose(g["fit"].iloc[1:-1], games["adjusted_p1"].iloc[1:-1])
+    with pytest.raises(RatingsError, match="adjusted_p1"):
+        fit_ratings(games.drop(columns="adjusted_p1"), score="adjusted_p1")
+
+
+def test_luck_figures_from_each_players_side():
+    games = pd.DataFrame([game("a", "b", "p1", 0), game("b", "a", "p2", 0, game_no=2),
+                          game("a", "c", "p1", 1), game("c", "a", "tie", 1, game_no=2)]).assign(
+        luck_p1=[0.3, -0.1, np.nan, 0.2])
+    figures = ratings.luck_figures(games, n_bootstrap=50).set_index("player")
+    # a: +0.3 (p1), +0.1 (p2 of -0.1), -0.2 (p2 of 0.2); the game without luck is left out
+    assert figures.loc["a", "luck_mean"] == pytest.approx(0.2 / 3)
+    assert figures.loc["b", "luck_mean"] == pytest.approx((-0.3 - 0.1) / 2)
+    assert figures.loc["c", "luck_mean"] == pytest.approx(0.2)
+    # a's luck is in two pairs: an interval; b's and c's in one: none (one pair has one possible sample)
+    assert figures.loc["a", "luck_lo"] <= figures.loc["a", "luck_mean"] <= figures.loc["a", "luck_hi"]
+    assert figures[["luck_lo", "luck_hi"]].drop("a").isna().all().all()
+    assert ratings.luck_figures(games.drop(columns="luck_p1"))["luck_mean"].isna().all()
+
+
+def test_mean_luck_interval_covers_zero_with_its_expected_width():
+    games = lucky_games(TRUE, pairs_per_matchup=100, seed=24)
+    figures = ratings.luck_figures(games).set_index("player")
+    half = (figures["luck_hi"] - figures["luck_lo"]) / 2  # about 1.96 standard errors
+    assert (figures["luck_mean"].abs() < 1.8 * half).all(), figures  # the mean luck is 0: within 3.5 of them
+    assert ((figures["luck_lo"] < 0) & (0 < figures["luck_hi"])).sum() >= 4  # 95% intervals: most cover 0
+    # games are independent here: the width is about 2·1.96·sd/sqrt(games)
+    side = pd.concat([pd.DataFrame({"player": games["p1"], "luck": games["luck_p1"]}),
+                      pd.DataFrame({"player": games["p2"], "luck": -games["luck_p1"]})])
+    expected = 2 * 1.96 * side.groupby("player")["luck"].std() / np.sqrt(side.groupby("player").size())
+    ratio = (figures["luck_hi"] - figures["luck_lo"]) / expected[figures.index]
+    assert ratio.between(0.75, 1.3).all(), ratio

@@ -10,6 +10,20 @@ anchor. Only afterwards is everything shifted so that the anchor sits at ``ancho
 Games are folded into a pairwise score matrix W[i, j] (wins of i over j, ties 0.5) and
 N[i, j] (games between i and j); the fit is Newton's method on that matrix, batched over
 bootstrap samples as arrays of shape (B, n, n).
+
+Ratings from luck-adjusted scores (``fit_ratings(games, score="adjusted_p1")``: a game's score minus
+side one's measured luck, a real number that can fall outside [0, 1]) use the same fit as a
+quasi-likelihood: the Bradley–Terry log-likelihood of a score s, s·log p + (1 − s)·log(1 − p), is
+s·d − log(1 + e^d) in the log-odds d, linear in s, so its curvature −p(1 − p) does not depend on s and
+the log posterior stays strictly concave for any real s; the prior keeps it bounded (a pair whose
+adjusted scores average above 1 would push the likelihood to infinity alone). Its estimating equations
+(each player's expected score equals its observed score, summed over its games) have the same
+expectation as the raw fit's because luck has expectation zero, so the fit estimates the same ratings;
+clipping the scores to [0, 1] would change that expectation and bias them. The scores' variance is no
+longer p(1 − p): it is p(1 − p)·φ, the dispersion φ estimated from the mirror pairs (Pearson's χ² over
+the degrees of freedom, :func:`_dispersion`), and the likelihood is weighed by 1/φ (W/φ, N/φ), so the
+posterior interval shows what the adjustment removed, with Student's t quantile on those degrees of freedom
+(McCullagh & Nelder 1989, *Generalized Linear Models*, ch. 9).
 """
 from __future__ import annotations
 
@@ -22,10 +36,10 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
-from scipy.stats import norm
+from scipy.stats import norm, t as student_t
 
 __all__ = ["RatingsError", "expected_score", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
-           "posterior_covariance",
+           "posterior_covariance", "with_luck", "luck_figures", "LUCK_COLUMNS",
            "uncertainty_rank", "INTERVAL_RULE", "RANK_RULE"]
 
 #: How :func:`fit_ratings` chooses the reported interval (also written to meta.json).
@@ -49,10 +63,11 @@ class RatingsError(ValueError):
     """The games cannot give meaningful ratings (no games, one player, disconnected...)."""
 
 
-def _finished(games: pd.DataFrame, unit_cols: bool = False) -> tuple[pd.DataFrame, list[str]]:
-    """Validated finished games without self-play (column ``s1`` is p1's score), and the
-    sorted names of all players in finished games."""
-    need = ["p1", "p2", "winner"] + (["matchup", "pair"] if unit_cols else [])
+def _finished(games: pd.DataFrame, unit_cols: bool = False, score: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Validated finished games without self-play (column ``s1`` is p1's score; with ``score``, column
+    ``fit`` is p1's score from that column, or ``s1`` where it is empty), and the sorted names of all
+    players in finished games."""
+    need = ["p1", "p2", "winner"] + (["matchup", "pair"] if unit_cols else []) + ([score] if score else [])
     if games.empty:
         raise RatingsError("no finished games: the games table is empty")
     missing = [c for c in need if c not in games.columns]
@@ -66,6 +81,10 @@ def _finished(games: pd.DataFrame, unit_cols: bool = False) -> tuple[pd.DataFram
     if bad:
         raise RatingsError(f"winner must be 'p1', 'p2' or 'tie'; found {bad}")
     g = g.assign(p1=g["p1"].astype(str), p2=g["p2"].astype(str), s1=g["winner"].map(_SCORE))
+    adjusted = pd.to_numeric(g[score if score else "s1"], errors="coerce")
+    if np.isinf(adjusted).any():
+        raise RatingsError(f"column {score!r} holds an infinite score")
+    g = g.assign(fit=adjusted.where(adjusted.notna(), g["s1"]))
     players = sorted(set(g["p1"]) | set(g["p2"]))
     self_play = (g["p1"] == g["p2"]).to_numpy()
     if self_play.any():
@@ -76,13 +95,13 @@ def _finished(games: pd.DataFrame, unit_cols: bool = False) -> tuple[pd.DataFram
     return g, players
 
 
-def _indices(g: pd.DataFrame, players: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _indices(g: pd.DataFrame, players: list[str], score: str = "s1") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     index = pd.Index(players)
     i, j = index.get_indexer(pd.Index(g["p1"])), index.get_indexer(pd.Index(g["p2"]))
     if (i < 0).any() or (j < 0).any():
         unknown = sorted((set(g["p1"]) | set(g["p2"])) - set(players))
         raise RatingsError(f"players {unknown} are in the games but not in `players`")
-    return i, j, g["s1"].to_numpy(float)
+    return i, j, g[score].to_numpy(float)
 
 
 def _matrices(i, j, s1, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -134,6 +153,9 @@ class _Folded(NamedTuple):
     unit_counts: np.ndarray  # (T,) number of resampling units of each type
     S_w: sparse.csr_matrix  # (n*n, T) upper-triangle wins contributed by one unit of a type
     S_n: sparse.csr_matrix  # (n*n, T) games contributed by one unit of a type
+    cells: np.ndarray  # (R,) upper-triangle cell of each (unit, player pair) row
+    scores: np.ndarray  # (R,) the row's score of the lower-index player
+    games: np.ndarray  # (R,) the row's games
 
 
 def _fold(g: pd.DataFrame, players: list[str]) -> _Folded:
@@ -146,7 +168,7 @@ def _fold(g: pd.DataFrame, players: list[str]) -> _Folded:
     player pair for mirror pairs): the bootstrap then never touches individual games.
     """
     n = len(players)
-    i, j, s1 = _indices(g, players)
+    i, j, s1 = _indices(g, players, "fit")
     W, N = _matrices(i, j, s1, n)
     keys = [c for c in ("run", "matchup", "pair") if c in g.columns]
     unit = g.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
@@ -157,9 +179,10 @@ def _fold(g: pd.DataFrame, players: list[str]) -> _Folded:
     w_r, n_r = np.bincount(inv, weights=w), np.bincount(inv)
     unit_r, cell_r = np.divmod(uc, n * n)
     multi = np.bincount(unit_r)[unit_r] > 1  # a unit spanning several player pairs (odd data)
-    m = int(n_r.max()) + 1
-    sig = np.where(multi, -1 - unit_r, (cell_r * 2 * m + np.rint(2 * w_r).astype(np.int64)) * m + n_r)
-    types, type_r = np.unique(sig, return_inverse=True)
+    # a type: (player pair, score, games), or one multi-pair unit; scores compared exactly (adjusted ones are real)
+    sig = np.column_stack([np.where(multi, -1 - unit_r, cell_r), np.where(multi, 0.0, w_r), np.where(multi, 0, n_r)])
+    types, type_r = np.unique(sig, axis=0, return_inverse=True)
+    type_r = type_r.reshape(-1)
     first = np.r_[True, unit_r[1:] != unit_r[:-1]]  # uc is sorted by unit
     counts = np.bincount(type_r[first], minlength=len(types))
     # one unit's contribution per type: units of a type contribute identically, so keep one
@@ -168,7 +191,24 @@ def _fold(g: pd.DataFrame, players: list[str]) -> _Folded:
     shape = (n * n, len(types))
     S_w = sparse.csr_matrix((w_r[rep], (cell_r[rep], type_r[rep])), shape=shape)
     S_n = sparse.csr_matrix((n_r[rep].astype(float), (cell_r[rep], type_r[rep])), shape=shape)
-    return _Folded(W, N, counts, S_w, S_n)
+    return _Folded(W, N, counts, S_w, S_n, cell_r, w_r, n_r.astype(float))
+
+
+def _dispersion(f: _Folded, r: np.ndarray) -> tuple[float, int]:
+    """φ, the scores' variance over the binomial p(1 − p), and its degrees of freedom: Pearson's χ² of the
+    mirror pairs (each pair's summed score against its expectation under the fit ``r``, so the correlation
+    of a pair's two games counts as in the pair bootstrap) over pairs − (players − 1); a pair whose fitted
+    chance rounds to 0 or 1 carries no information on φ and is left out. Too few pairs for any degree of
+    freedom: φ = 1 (the raw scores' variance) and 0."""
+    n = f.W.shape[0]
+    lo, hi = np.divmod(f.cells, n)
+    p = expit(SCALE * (r[lo] - r[hi]))
+    var = f.games * p * (1.0 - p)
+    kept = var > 0
+    df = int(kept.sum()) - (n - 1)
+    if df < 1:
+        return 1.0, 0
+    return float(((f.scores - f.games * p)[kept] ** 2 / var[kept]).sum() / df), df
 
 
 def _bootstrap_matrices(f: _Folded, n_bootstrap: int, rng: np.random.Generator):
@@ -261,7 +301,7 @@ def _check_connected(N: np.ndarray, players: list[str]) -> None:
 
 def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: float = 1000.0,
                 prior_sd: float = 800.0, n_bootstrap: int = 200, seed: int = 0,
-                ci: float = 0.95) -> pd.DataFrame:
+                ci: float = 0.95, score: str | None = None) -> pd.DataFrame:
     """Elo ratings with intervals that say what is known, sorted by elo (descending).
 
     Returns columns player, elo, ci_low, ci_high, interval, boot_low, boot_high, post_low,
@@ -279,8 +319,13 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
 
     The anchor is exactly ``anchor_elo`` in the point fit and in every bootstrap sample, so
     its interval is anchor_elo–anchor_elo (``interval`` = ``anchor``).
+
+    ``score``: a column of side one's real-valued score to fit instead of the result (``adjusted_p1``, the
+    luck-adjusted score; a game where it is empty keeps its result): the quasi-likelihood fit of the
+    module's doc, its likelihood weighed by 1/φ (:func:`_dispersion`, estimated once at the unweighed fit)
+    and its posterior interval from Student's t. The record columns (wins, ties, ...) stay the results'.
     """
-    g, players = _finished(games, unit_cols=True)
+    g, players = _finished(games, unit_cols=True, score=score)
     if len(players) < 2:
         raise RatingsError(f"only one player ({players[0]}): ratings need games between two or more")
     if anchor not in players:
@@ -289,7 +334,9 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
     a = players.index(anchor)
     folded = _fold(g, players)
     _check_connected(folded.N, players)
-    r = _newton(folded.W, folded.N, prior_sd)
+    phi, df = _dispersion(folded, _newton(folded.W, folded.N, prior_sd)) if score else (1.0, 0)
+    W, N = folded.W / phi, folded.N / phi
+    r = _newton(W, N, prior_sd)
     elo = r - r[a] + anchor_elo
     elo[a] = anchor_elo
     low = high = np.full(len(players), np.nan)
@@ -300,13 +347,13 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
         # prior's guess): it is drawn again. Only with a few pairs does this happen (the anchor has games).
         while (lost := Nb[:, a].sum(-1) == 0).any():
             Wb[lost], Nb[lost] = _bootstrap_matrices(folded, int(lost.sum()), rng)
-        rb = _newton(Wb, Nb, prior_sd, r0=r)
+        rb = _newton(Wb / phi, Nb / phi, prior_sd, r0=r)
         samples = rb - rb[:, [a]] + anchor_elo
         samples[:, a] = anchor_elo
         low, high = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
         low, high = np.minimum(low, elo), np.maximum(high, elo)
-    z = float(norm.ppf((1 + ci) / 2))
-    sd = posterior_sd(folded.W, folded.N, r, a, prior_sd)
+    z = float(student_t.ppf((1 + ci) / 2, df) if df else norm.ppf((1 + ci) / 2))
+    sd = posterior_sd(W, N, r, a, prior_sd)
     post_low, post_high = elo - z * sd, elo + z * sd
     post_low[a] = post_high[a] = anchor_elo
     use_boot = np.isfinite(low) & (high - low >= post_high - post_low)
@@ -331,3 +378,55 @@ def _pair_counts(g: pd.DataFrame) -> pd.DataFrame:
     full = sizes[sizes["n"] >= 2]
     counts = pd.concat([full["p1"], full["p2"]]).value_counts()
     return pd.DataFrame({"player": counts.index.astype(str), "pairs": counts.to_numpy()})
+
+
+#: Per-player luck figures beside the ratings (:func:`luck_figures`).
+LUCK_COLUMNS = ["luck_mean", "luck_lo", "luck_hi"]
+
+
+def with_luck(games: pd.DataFrame, luck: pd.DataFrame) -> pd.DataFrame:
+    """``games`` with side one's measured luck and adjusted score from the luck rows (``luck.csv``'s
+    uid, luck_p1, adjusted_p1, error), joined by uid: both empty for a game without a row, or whose row's
+    ``error`` says why its luck is unknown (such a game keeps its result in the adjusted fit)."""
+    missing = [c for c in ("uid", "luck_p1", "adjusted_p1") if c not in luck.columns]
+    if missing or "uid" not in games.columns:
+        raise RatingsError(f"luck rows need columns uid, luck_p1, adjusted_p1 (missing {missing}) and the games a "
+                           "uid column")
+    measured = luck if "error" not in luck.columns else luck[luck["error"].isna() | (luck["error"] == "")]
+    rows = measured[["uid", "luck_p1", "adjusted_p1"]].drop_duplicates("uid")  # a game in several runs: one uid
+    rows = rows.astype({"luck_p1": float, "adjusted_p1": float})
+    return games.drop(columns=["luck_p1", "adjusted_p1"], errors="ignore").merge(rows, on="uid", how="left")
+
+
+def luck_figures(games: pd.DataFrame, n_bootstrap: int = 200, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
+    """Per player of the finished games: the mean of its measured luck per game, from its own side (side
+    one's luck is ``luck_p1``, side two's its negative), and a percentile interval of a bootstrap over mirror
+    pairs (as :func:`fit_ratings` draws them). NaN for a player without measured luck; the interval NaN with
+    fewer than two pairs holding it (one pair has one possible sample) or no bootstrap."""
+    g, players = _finished(games, unit_cols=True)
+    out = pd.DataFrame({"player": players, **{c: np.nan for c in LUCK_COLUMNS}})
+    if "luck_p1" not in g.columns:
+        return out
+    g = g[pd.to_numeric(g["luck_p1"], errors="coerce").notna()]
+    if g.empty:
+        return out
+    i, j, luck = _indices(g.assign(luck_p1=pd.to_numeric(g["luck_p1"])), players, "luck_p1")
+    keys = [c for c in ("run", "matchup", "pair") if c in g.columns]
+    unit = g.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    U, n = int(unit.max()) + 1, len(players)
+    sums, counts = np.zeros((U, n)), np.zeros((U, n))
+    np.add.at(sums, (unit, i), luck)
+    np.add.at(sums, (unit, j), -luck)
+    np.add.at(counts, (unit, i), 1.0)
+    np.add.at(counts, (unit, j), 1.0)
+    total = counts.sum(0)
+    out["luck_mean"] = np.where(total > 0, sums.sum(0) / np.maximum(total, 1.0), np.nan)
+    enough = (counts > 0).sum(0) >= 2
+    if n_bootstrap > 0 and enough.any():
+        K = np.random.default_rng(seed).multinomial(U, np.full(U, 1.0 / U), size=n_bootstrap)  # (B, U) draws
+        s, c = K @ sums[:, enough], K @ counts[:, enough]
+        means = np.where(c > 0, s / np.maximum(c, 1.0), np.nan)  # a sample without the player's games: none
+        low, high = np.nanquantile(means, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+        mean = out.loc[enough, "luck_mean"].to_numpy()
+        out.loc[enough, "luck_lo"], out.loc[enough, "luck_hi"] = np.minimum(low, mean), np.maximum(high, mean)
+    return out
