@@ -19,12 +19,13 @@ import pandas as pd
 
 from pokebench.plugins import TABLE_PLUGINS, load_plugins
 from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing
-from pokebench.results.ratings import INTERVAL_RULE, RANK_RULE, RatingsError, fit_ratings, head_to_head
+from pokebench.results.ratings import (INTERVAL_RULE, LUCK_COLUMNS, RANK_RULE, RatingsError, fit_ratings, head_to_head,
+                                       luck_figures, with_luck)
 from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, Meta, PairRow,
                                       QualitySpreadRow, RatingRow, columns)
 
 __all__ = ["Results", "compute_results", "per_player_figures", "pair_results", "player_rows", "register_table",
-           "register_tables", "EXTRA_TABLES", "FIGURE_COLUMNS"]
+           "register_tables", "adjusted_figures", "EXTRA_TABLES", "FIGURE_COLUMNS", "ADJUSTED_COLUMNS"]
 
 #: Per-player figures of method section 7 in ``ratings.csv`` (empty for players without them).
 FIGURE_COLUMNS = ("answers", "cost_total", "cost_per_game", "output_tokens_per_decision", "seconds_per_decision",
@@ -272,6 +273,24 @@ class Results:
         return [p for p in self.ratings["player"] if kinds.get(p) == "llm"]
 
 
+#: The luck-adjusted rating beside the raw one in ``ratings.csv`` (:func:`adjusted_figures`).
+ADJUSTED_COLUMNS = ("elo_adjusted", "adjusted_lo", "adjusted_hi")
+
+
+def adjusted_figures(games: pd.DataFrame, luck: pd.DataFrame | None, anchor: str, n_bootstrap: int, seed: int,
+                     level: float, prior_sd: float) -> pd.DataFrame:
+    """Per player: the Elo from luck-adjusted scores with its interval (:data:`ADJUSTED_COLUMNS`, the fit of
+    :func:`fit_ratings` with ``score="adjusted_p1"``) and its mean luck (:data:`LUCK_COLUMNS`); every column
+    empty when no game has measured luck."""
+    joined = with_luck(games, luck) if luck is not None and len(luck) else None
+    if joined is None or joined["luck_p1"].isna().all():
+        return pd.DataFrame(columns=["player", *ADJUSTED_COLUMNS, *LUCK_COLUMNS])
+    fit = fit_ratings(joined, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed, ci=level, prior_sd=prior_sd,
+                      score="adjusted_p1")
+    fit = fit.rename(columns=dict(zip(("elo", "ci_low", "ci_high"), ADJUSTED_COLUMNS)))
+    return fit[["player", *ADJUSTED_COLUMNS]].merge(luck_figures(joined, n_bootstrap, seed, level), on="player")
+
+
 def _pokebench_version() -> str:
     try:
         return version("pokebench")
@@ -281,11 +300,13 @@ def _pokebench_version() -> str:
 
 def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int = 200, seed: int = 0,
                     level: float = 0.95, prior_sd: float = 800.0, quality: pd.DataFrame | None = None,
-                    quality_spread: pd.DataFrame | None = None) -> Results:
+                    quality_spread: pd.DataFrame | None = None, luck: pd.DataFrame | None = None) -> Results:
     """Ratings with intervals and both ranks, head-to-head, pair splits and per-player figures.
 
     `quality` and `quality_spread`: the runs' decision quality (:func:`pokebench.analysis.quality.read_quality`),
-    whose per-player figures join the ratings; none when the runs were not analysed.
+    whose per-player figures join the ratings; none when the runs were not analysed. `luck`: the rows of
+    luck.csv (uid, luck_p1, adjusted_p1, error), from which the ratings gain the luck-adjusted Elo and the mean
+    luck per player (:func:`adjusted_figures`); none (empty columns) when the runs were not analysed for luck.
     """
     from pokebench.analysis.quality import FIGURE_COLUMNS as QUALITY_FIGURES, quality_figures
 
@@ -307,6 +328,8 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
     ratings = ratings.merge(figures[["player", *FIGURE_COLUMNS]], on="player", how="left")
     quality = quality if quality is not None else pd.DataFrame(columns=columns(DecisionQualityRow))
     ratings = ratings.merge(quality_figures(quality, n_bootstrap, seed, level), on="player", how="left")
+    ratings = ratings.merge(adjusted_figures(games, luck, anchor, n_bootstrap, seed, level, prior_sd), on="player",
+                            how="left")
     for col in QUALITY_FIGURES:
         if col not in ratings.columns:
             ratings[col] = np.nan

@@ -158,6 +158,13 @@ class RatingRow(_Row):
     boot_high: float | None = Field(description="Mirror-pair bootstrap percentile interval, upper end.")
     post_low: float | None = Field(description="Normal (Laplace) approximation of the MAP fit's posterior, lower end.")
     post_high: float | None = Field(description="Posterior interval, upper end.")
+    elo_adjusted: float | None = Field(description="Elo from luck-adjusted scores (luck.csv's adjusted_p1; a game "
+                                                   "without measured luck keeps its result): the same fit, anchor "
+                                                   "and bootstrap as `elo` on real-valued scores (docs/method.md); "
+                                                   "empty when the games were not analysed for luck.")
+    adjusted_lo: float | None = Field(description="Lower end of elo_adjusted's interval, chosen as ci_low's is "
+                                                  "(its posterior from the adjusted scores' dispersion).")
+    adjusted_hi: float | None = Field(description="Upper end of elo_adjusted's interval.")
     pairs: int = Field(description="Complete mirror pairs the player played.")
     games: int = Field(description="Finished games.")
     wins: int = Field(description="Wins.")
@@ -183,6 +190,12 @@ class RatingRow(_Row):
     engine_agreement: float | None = Field(description="Share of them where the player chose the engine's action.")
     blunders_per_100: float | None = Field(description="Blunders per 100 of them (regret ≥ 0.2).")
     mean_regret_full: float | None = Field(description="Mean regret from full information.")
+    luck_mean: float | None = Field(description="Mean luck per game from the player's own side (luck.csv's "
+                                                "luck_p1 on side one, its negative on side two), over its games "
+                                                "with measured luck; empty when none.")
+    luck_lo: float | None = Field(description="Mirror-pair bootstrap percentile interval of luck_mean, lower end "
+                                              "(empty with fewer than two pairs with measured luck).")
+    luck_hi: float | None = Field(description="Upper end.")
 
 
 class H2HRow(_Row):

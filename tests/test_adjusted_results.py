@@ -1,0 +1,73 @@
+"""The luck-adjusted ratings in the published results: compute_results joins luck rows by uid, ratings.csv
+carries elo_adjusted and the mean luck per player, and both are empty for runs without luck.
+
+The runs are synthetic stores (tests/support/synthetic_runs.py, no Showdown server); the luck rows are made
+here, with the columns luck.csv fixes (docs/results.md), until the luck analysis writes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pokebench.results.figures import ADJUSTED_COLUMNS, compute_results
+from pokebench.results.loading import load_runs
+from pokebench.results.ratings import LUCK_COLUMNS
+from pokebench.results.reading import read_table
+from pokebench.results.schema import RatingRow
+from pokebench.results.writing import write_table
+from support.synthetic_runs import BOTS, make_run
+
+
+def luck_rows(games: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """One row per game as luck.csv has them: luck_p1 drawn in [-0.4, 0.4], adjusted_p1 = score - luck_p1;
+    the first game has no searchable turn (luck 0, its error said)."""
+    rng = np.random.default_rng(seed)
+    score = games["winner"].map({"p1": 1.0, "tie": 0.5, "p2": 0.0}).to_numpy()
+    luck = rng.uniform(-0.4, 0.4, len(games))
+    luck[0] = 0.0
+    error = [None] * len(games)
+    error[0] = "no searchable turn"
+    return pd.DataFrame({"uid": games["uid"], "game_id": games["game_id"], "run": games["run"], "p1": games["p1"],
+                         "p2": games["p2"], "score_p1": score, "luck_p1": luck, "adjusted_p1": score - luck,
+                         "start_p1": 0.0, "turns_analysed": 3, "turns_failed": 0, "error": error})
+
+
+@pytest.fixture
+def data(tmp_path: Path):
+    make_run(tmp_path / "runs", "lucky", players=BOTS, pairs=6)
+    return load_runs(["lucky"], tmp_path / "runs")
+
+
+def test_ratings_gain_the_adjusted_elo_and_the_mean_luck(data, tmp_path: Path) -> None:
+    luck = luck_rows(data.games)
+    ratings = compute_results(data, n_bootstrap=50, luck=luck).ratings.set_index("player")
+    assert ratings[list(ADJUSTED_COLUMNS + tuple(LUCK_COLUMNS))].notna().all().all()
+    md = ratings.loc["max-damage"]
+    assert (md["elo_adjusted"], md["adjusted_lo"], md["adjusted_hi"]) == (1000.0, 1000.0, 1000.0)
+    assert (ratings["adjusted_lo"] <= ratings["elo_adjusted"]).all()
+    assert (ratings["elo_adjusted"] <= ratings["adjusted_hi"]).all()
+    assert (ratings["elo_adjusted"] - ratings["elo"]).abs().max() > 1  # other scores, another fit
+    # the mean luck from each player's side, by hand; the game whose luck is unknown is not a zero
+    measured = luck[luck["error"].isna()]
+    side = pd.concat([pd.DataFrame({"player": measured["p1"], "luck": measured["luck_p1"]}),
+                      pd.DataFrame({"player": measured["p2"], "luck": -measured["luck_p1"]})])
+    by_hand = side.groupby("player")["luck"].mean()
+    np.testing.assert_allclose(ratings.loc[by_hand.index, "luck_mean"], by_hand, rtol=1e-12)
+    # ratings.csv carries the columns and reads back
+    write_table(tmp_path / "ratings.csv", RatingRow, ratings.reset_index())
+    back = read_table(tmp_path / "ratings.csv", RatingRow).set_index("player")
+    np.testing.assert_allclose(back.loc[ratings.index, "elo_adjusted"], ratings["elo_adjusted"])
+
+
+def test_luck_of_games_outside_the_publish_is_ignored_and_no_luck_gives_empty_columns(data) -> None:
+    luck = luck_rows(data.games)
+    strangers = luck.assign(uid=luck["uid"] + "-elsewhere", luck_p1=0.9, adjusted_p1=5.0)
+    with_strangers = compute_results(data, n_bootstrap=20, luck=pd.concat([luck, strangers])).ratings
+    pd.testing.assert_frame_equal(with_strangers, compute_results(data, n_bootstrap=20, luck=luck).ratings)
+    for none in (None, luck.iloc[:0], strangers):
+        ratings = compute_results(data, n_bootstrap=20, luck=none).ratings
+        assert ratings[list(ADJUSTED_COLUMNS + tuple(LUCK_COLUMNS))].isna().all().all()
+        assert ratings["elo"].notna().all()
