@@ -15,8 +15,12 @@ import pandas as pd
 import pytest
 
 from pokebench.games import GameSpec
-from pokebench.play.sequential import SequentialConfig, run_sequential
-from pokebench.results.ratings import fit_ratings
+from hydra import compose, initialize_config_dir
+
+from pokebench.paths import conf_dir
+from pokebench.play.plan import ConfigError, plan_run
+from pokebench.play.sequential import SequentialConfig, SequentialError, run_sequential
+from pokebench.results.ratings import fit_ratings, with_luck
 from support.games import REPO_DIR
 
 ELO = {"max-damage": 1000.0, "random": 700.0, "heuristic": 1150.0, "llm": 1250.0}
@@ -24,29 +28,48 @@ MATCHUPS = [("random", "max-damage"), ("random", "heuristic"), ("random", "llm")
             ("max-damage", "llm"), ("heuristic", "llm")]
 
 
-class Simulated:
-    """Plays games by their players' Elo with a coin drawn from the game's id: the same game, the same result."""
+def coin(text: str) -> float:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
 
-    def __init__(self, elo: dict[str, float] = ELO) -> None:
-        self.elo = elo
+
+class Simulated:
+    """Plays games by their players' Elo with a coin drawn from the game's id: the same game, the same result.
+
+    With ``k``, a first chance event (its own coin) moves side one's chance p to p + k(1 - p) (with probability p)
+    or p - kp before the result is drawn; its luck (the new chance - p) is what :meth:`luck` reports."""
+
+    def __init__(self, elo: dict[str, float] = ELO, k: float = 0.0) -> None:
+        self.elo, self.k = elo, k
         self.rows: list[dict[str, object]] = []
+        self.luck_p1: dict[str, float] = {}
         self.played: list[str] = []
 
     def finished(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows, columns=["game_id", "run", "matchup", "pair", "game", "p1", "p2", "winner"])
+        return pd.DataFrame(self.rows, columns=["game_id", "uid", "run", "matchup", "pair", "game", "p1", "p2",
+                                                "winner"])
 
     async def play(self, specs: list[GameSpec]) -> None:
         for s in specs:
-            coin = int(hashlib.sha256(s.game_id.encode()).hexdigest()[:8], 16) / 16**8
-            p1_wins = coin < 1 / (1 + 10 ** ((self.elo[s.p2] - self.elo[s.p1]) / 400))
-            self.rows.append({"game_id": s.game_id, "run": s.run, "matchup": s.matchup, "pair": s.pair,
-                              "game": s.game, "p1": s.p1, "p2": s.p2, "winner": "p1" if p1_wins else "p2"})
+            p = 1 / (1 + 10 ** ((self.elo[s.p2] - self.elo[s.p1]) / 400))
+            after = p + self.k * (1 - p) if coin(s.game_id + "/event") < p else p - self.k * p
+            p1_wins = coin(s.game_id) < after
+            self.rows.append({"game_id": s.game_id, "uid": s.game_id, "run": s.run, "matchup": s.matchup,
+                              "pair": s.pair, "game": s.game, "p1": s.p1, "p2": s.p2,
+                              "winner": "p1" if p1_wins else "p2"})
+            self.luck_p1[s.game_id] = after - p
             self.played.append(s.game_id)
 
+    def luck(self, games: pd.DataFrame) -> pd.DataFrame:
+        """The luck rows (luck.csv's columns that the ratings read) of ``games``."""
+        luck = games["uid"].map(self.luck_p1)
+        return pd.DataFrame({"uid": games["uid"], "luck_p1": luck,
+                             "adjusted_p1": (games["winner"] == "p1") - luck, "error": None})
 
-def conf(width: float, max_pairs: int = 400, players: tuple[str, ...] = ("heuristic", "llm")) -> SequentialConfig:
+
+def conf(width: float, max_pairs: int = 400, players: tuple[str, ...] = ("heuristic", "llm"),
+         interval: str = "raw") -> SequentialConfig:
     return SequentialConfig(target_width=width, players=players, max_pairs=max_pairs, batch=4, min_pairs=2,
-                            n_bootstrap=100)
+                            n_bootstrap=100, interval=interval)
 
 
 def test_stops_at_the_target_width_and_a_rerun_plays_the_same_games(tmp_path: Path) -> None:
@@ -129,6 +152,48 @@ def test_a_player_whose_every_game_is_lopsided_does_not_take_every_pair(tmp_path
     assert last["widths"]["heuristic"] <= 300 < last["widths"]["random"]
     assert last["pairs"]["random-vs-max-damage"] < 50 and last["pairs"]["max-damage-vs-heuristic"] > 5
     assert why.startswith("pair budget spent before the target: 60 of 60 pairs") and "random's interval is" in why
+
+
+def test_the_adjusted_interval_reaches_the_target_in_fewer_pairs(tmp_path: Path) -> None:
+    """Luck that decides much of each game (k = 0.8: the adjusted scores keep 36% of the variance): checked on
+    the adjusted intervals, the same target takes fewer pairs, and the widths it records are the adjusted fit's."""
+    raw, adjusted = Simulated(k=0.8), Simulated(k=0.8)
+    _, why_raw = run_sequential("seq", "s", MATCHUPS, conf(300), tmp_path / "raw", raw.finished, raw.play)
+    _, why = run_sequential("seq", "s", MATCHUPS, conf(300, interval="adjusted"), tmp_path / "adj",
+                            adjusted.finished, adjusted.play, luck=adjusted.luck)
+    assert why_raw.startswith("target reached") and why.startswith("target reached")
+    state = json.loads((tmp_path / "adj" / "sequential.json").read_text())
+    assert state["interval"] == "adjusted"
+    assert len(adjusted.played) < 0.75 * len(raw.played), (len(adjusted.played), len(raw.played))
+    games = adjusted.finished()
+    table = fit_ratings(with_luck(games, adjusted.luck(games)), n_bootstrap=100, seed=0,
+                        score="adjusted_p1").set_index("player")
+    recorded = state["steps"][-1]["widths"]
+    for player, width in recorded.items():
+        assert width == pytest.approx(table.loc[player, "ci_high"] - table.loc[player, "ci_low"], abs=1e-3)
+    # the raw fit of the same games is wider than the target somewhere: it would not have stopped yet
+    wide = fit_ratings(games, n_bootstrap=100, seed=0).set_index("player")
+    assert ((wide["ci_high"] - wide["ci_low"])[list(recorded)] > 300).any()
+
+
+def test_the_adjusted_interval_needs_the_luck_and_a_run_refuses_it_until_it_can_measure_it(tmp_path: Path) -> None:
+    sim = Simulated()
+    with pytest.raises(SequentialError, match="needs the luck of each step's games.*sequential.interval=raw"):
+        run_sequential("seq", "s", MATCHUPS, conf(300, interval="adjusted"), tmp_path, sim.finished, sim.play)
+    assert sim.played == []
+
+    def cfg(*overrides: str):
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+            return compose(config_name="config", overrides=["+run=bots-smoke", "sequential.target_width=300",
+                                                            *overrides])
+
+    with pytest.raises(ConfigError, match="'sequential.interval' must be raw .* or adjusted .*, not 'both'"):
+        plan_run(cfg("sequential.interval=both"), "seq")
+    with pytest.raises(ConfigError, match="interval=adjusted' needs the luck .* Use sequential.interval=raw"):
+        plan_run(cfg("sequential.interval=adjusted"), "seq")
+    # the default stays out of the run's identity: a sequential run from before the setting is the same run
+    plan = plan_run(cfg(), "seq")
+    assert "interval" not in plan.fingerprint["sequential"] and plan.fingerprint["sequential"]["target_width"] == 300
 
 
 @pytest.mark.server

@@ -364,7 +364,13 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
             seq = sequential.read_config(cfg, names)
         except sequential.SequentialError as err:
             raise ConfigError(str(err)) from None
-        identity["sequential"] = legacy["sequential"] = {k: v for k, v in seq.__dict__.items() if k != "anchor"}
+        if seq.interval == "adjusted":
+            raise ConfigError("'sequential.interval=adjusted' needs the luck of each step's games while the run "
+                              "plays, and the luck analysis (pokebench analyse) does not run inside a run yet. Use "
+                              "sequential.interval=raw, and compare the adjusted intervals after the run (ratings.csv).")
+        # the default interval stays out of the identity: a sequential run from before the setting keeps its own
+        identity["sequential"] = legacy["sequential"] = {k: v for k, v in seq.__dict__.items()
+                                                         if k != "anchor" and (k, v) != ("interval", "raw")}
         refining = epochs.refining(factories)
         if refining:
             raise ConfigError(f"Player(s) {refining} change between epochs of whole pairs of every matchup, which a "

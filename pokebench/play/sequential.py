@@ -24,6 +24,13 @@ every choice depends only on finished games and seeded bootstraps: two runs of t
 config play the same games. A restarted run replays its steps from the store's games and
 plays on where it stopped; ``runs/NAME/sequential.json`` records each step and why the run
 stopped.
+
+With ``sequential.interval: adjusted`` the intervals are those of the ratings from luck-adjusted scores
+(:func:`fit_ratings` with ``score="adjusted_p1"``): each step's games get their luck rows from the run's
+``luck`` function before the widths are measured. The foresight above stays the raw fit's normal
+approximation: the adjusted fit's likelihood is the raw one weighed by 1/φ (and its variances φ times
+larger), which scales every variance alike and leaves the foreseen shrinking ratios, the choice and
+:func:`pairs_to_target` the same (up to the prior's weight).
 """
 
 from __future__ import annotations
@@ -42,13 +49,17 @@ from scipy.special import expit
 
 from pokebench.games import GameSpec
 from pokebench.play.schedule import build_schedule
-from pokebench.results.ratings import SCALE, RatingsError, fit_ratings, posterior_covariance, score_matrix
+from pokebench.results.ratings import SCALE, RatingsError, fit_ratings, posterior_covariance, score_matrix, with_luck
 from pokebench.util import atomic_write_text
 
 __all__ = ["SequentialConfig", "Step", "enabled", "read_config", "next_step", "choose_matchups", "pairs_to_target", "run_sequential",
-           "STATE_FILE", "specs_for"]
+           "STATE_FILE", "specs_for", "INTERVALS", "LuckOf"]
 
 STATE_FILE = "sequential.json"
+#: ``sequential.interval``: whose intervals the target is checked on (the raw fit's, or the luck-adjusted one's).
+INTERVALS = ("raw", "adjusted")
+#: The luck rows of finished games (luck.csv's uid, luck_p1, adjusted_p1, error), for ``interval: adjusted``.
+LuckOf = Callable[[pd.DataFrame], pd.DataFrame]
 
 
 class SequentialError(ValueError):
@@ -66,6 +77,7 @@ class SequentialConfig:
     n_bootstrap: int = 200
     level: float = 0.95
     prior_sd: float = 800.0
+    interval: str = "raw"
 
 
 @dataclass
@@ -85,10 +97,14 @@ def read_config(cfg: DictConfig, players: Sequence[str]) -> SequentialConfig:
     """The checked ``sequential`` settings of a run config."""
     seq = OmegaConf.to_container(cfg.sequential, resolve=True)
     assert isinstance(seq, dict)
-    unknown = set(seq) - {"target_width", "players", "max_pairs", "batch", "min_pairs", "bootstrap"}
+    unknown = set(seq) - {"target_width", "players", "max_pairs", "batch", "min_pairs", "bootstrap", "interval"}
     if unknown:
         raise SequentialError(f"Unknown key(s) sequential.{', sequential.'.join(sorted(unknown))}. Known: "
-                              "target_width, players, max_pairs, batch, min_pairs, bootstrap.")
+                              "target_width, players, max_pairs, batch, min_pairs, bootstrap, interval.")
+    interval = seq.get("interval", "raw")
+    if interval not in INTERVALS:
+        raise SequentialError(f"'sequential.interval' must be raw (the ratings from results) or adjusted (from "
+                              f"luck-adjusted scores), not {interval!r}.")
     width = seq["target_width"]
     if isinstance(width, bool) or not isinstance(width, (int, float)) or width <= 0:
         raise SequentialError(f"'sequential.target_width' must be a positive number of Elo points, not {width!r}.")
@@ -101,13 +117,13 @@ def read_config(cfg: DictConfig, players: Sequence[str]) -> SequentialConfig:
     if strangers:
         raise SequentialError(f"'sequential.players' names {strangers}, not players of the run ({list(players)}).")
     return SequentialConfig(float(width), listed, int(seq["max_pairs"]), int(seq["batch"]), int(seq["min_pairs"]),
-                            str(cfg.anchor), int(seq["bootstrap"]))
+                            str(cfg.anchor), int(seq["bootstrap"]), interval=str(interval))
 
 
 def _widths(games: pd.DataFrame, conf: SequentialConfig) -> tuple[dict[str, float], pd.DataFrame | None]:
     try:
         table = fit_ratings(games, anchor=conf.anchor, n_bootstrap=conf.n_bootstrap, seed=0, ci=conf.level,
-                            prior_sd=conf.prior_sd)
+                            prior_sd=conf.prior_sd, score="adjusted_p1" if conf.interval == "adjusted" else None)
     except RatingsError:
         return {p: math.inf for p in conf.players}, None
     width = dict(zip(table["player"], table["ci_high"] - table["ci_low"]))
@@ -250,12 +266,17 @@ def specs_for(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], pai
 
 def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], conf: SequentialConfig,
                    run_dir: Path, finished: Callable[[], pd.DataFrame],
-                   play: Callable[[list[GameSpec]], Awaitable[Any]]) -> tuple[list[GameSpec], str]:
+                   play: Callable[[list[GameSpec]], Awaitable[Any]], luck: LuckOf | None = None
+                   ) -> tuple[list[GameSpec], str]:
     """Play step by step (``play`` plays the specs not yet finished); return every planned game and why it stopped.
 
     ``finished()`` gives the run's finished games (columns of games.csv). Each step is
     replayed from them first, so a restarted run continues exactly where it stopped.
+    ``luck(games)``: the luck rows of those games, for ``conf.interval == "adjusted"`` (required then).
     """
+    if conf.interval == "adjusted" and luck is None:
+        raise SequentialError("'sequential.interval: adjusted' needs the luck of each step's games; this run has "
+                              "no way to measure it. Use sequential.interval=raw.")
     names = [f"{a}-vs-{b}" for a, b in matchups]
     pairs = {m: min(conf.min_pairs, conf.max_pairs) for m in names}
     steps: list[dict[str, Any]] = []
@@ -279,6 +300,8 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
                     return
             planned = {s.game_id for s in specs}
             mine = games[games["game_id"].isin(planned)] if len(games) else games
+            if luck is not None and conf.interval == "adjusted" and len(mine):
+                mine = with_luck(mine, luck(mine))
             nxt, widths, why = next_step(mine, pairs, matchups, conf)
             steps.append({"pairs": dict(pairs), "widths": {k: (None if math.isinf(v) else round(v, 3))
                                                              for k, v in widths.items()}})
@@ -289,7 +312,7 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
 
     asyncio.run(loop())
     state = {"target_width": conf.target_width, "players": list(conf.players), "max_pairs": conf.max_pairs,
-             "batch": conf.batch, "min_pairs": conf.min_pairs, "bootstrap": conf.n_bootstrap,
+             "batch": conf.batch, "min_pairs": conf.min_pairs, "bootstrap": conf.n_bootstrap, "interval": conf.interval,
              "pairs_played": sum(steps[-1]["pairs"].values()) if steps else 0, "stopped": reason, "steps": steps}
     atomic_write_text(run_dir / STATE_FILE, json.dumps(state, indent=1) + "\n")
     return specs_for(run, seed_text, matchups, pairs), reason
