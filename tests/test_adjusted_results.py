@@ -71,3 +71,27 @@ def test_luck_of_games_outside_the_publish_is_ignored_and_no_luck_gives_empty_co
         ratings = compute_results(data, n_bootstrap=20, luck=none).ratings
         assert ratings[list(ADJUSTED_COLUMNS + tuple(LUCK_COLUMNS))].isna().all().all()
         assert ratings["elo"].notna().all()
+
+
+def test_the_run_summary_shows_the_adjusted_elo_and_interval_beside_the_raw_one(tmp_path: Path) -> None:
+    from pokebench.play.summary import ThisStart, run_summary
+    from pokebench.results.ratings import fit_ratings, with_luck
+    from pokebench.results.run_stores import RunStores
+
+    make_run(tmp_path / "runs", "lucky", players=BOTS, pairs=6)
+    with RunStores(tmp_path / "runs" / "lucky") as stores:
+        games = stores.games()  # a run's own store: no uid, the luck rows join by run and game id
+        luck = luck_rows(games.assign(uid=None))
+        planned = set(games["game_id"])
+        plain = run_summary(stores, "lucky", planned, ThisStart(), "max-damage")
+        summary = run_summary(stores, "lucky", planned, ThisStart(), "max-damage", luck=luck)
+    assert "adjusted" not in plain
+    assert (f"Leaderboard: (Elo with max-damage at 1000); adjusted: from luck-adjusted scores "
+            f"({len(games) - 1} of {len(games)} games with measured luck)") in summary
+    header, *rows = summary.split("Leaderboard:", 1)[1].splitlines()[1:4]
+    assert header.split() == ["player", "Elo", "95%", "interval", "adjusted", "Elo", "adjusted", "interval", "games",
+                              "W-T-L", "win", "rate"]
+    fit = fit_ratings(with_luck(games, luck), score="adjusted_p1").set_index("player")
+    for row in rows:
+        player, _, _, _, _, elo, low, _, high = row.split()[:9]
+        assert (elo, low, high) == tuple(f"{fit.loc[player, c]:.0f}" for c in ("elo", "ci_low", "ci_high"))

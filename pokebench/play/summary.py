@@ -14,7 +14,7 @@ import pandas as pd
 
 from pokebench.play.budget import Budget
 from pokebench.results.figures import per_player_figures
-from pokebench.results.ratings import RatingsError, fit_ratings
+from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
 from pokebench.results.run_stores import RunStores
 
 
@@ -63,15 +63,22 @@ def games_per_player(games: pd.DataFrame) -> dict[str, int]:
     return Counter(games["p1"]) + Counter(games["p2"])
 
 
-def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | None) -> list[str]:
-    """The leaderboard as a table: Elo with its 95% interval (the published fit, :func:`fit_ratings`), the
-    games, and for players with saved answers their re-ask and random-pick rates (:func:`per_player_figures`)."""
+def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | None,
+                 luck: pd.DataFrame | None = None) -> list[str]:
+    """The leaderboard as a table: Elo with its 95% interval (the published fit, :func:`fit_ratings`), with
+    luck rows of some games the Elo from luck-adjusted scores and its interval beside it, the games, and for
+    players with saved answers their re-ask and random-pick rates (:func:`per_player_figures`)."""
     players = set(games.p1) | set(games.p2)
     fixed = anchor if anchor is not None and anchor in players else sorted(players)[0]  # the run's anchor did not play: any player
+    lucky = with_luck(games, luck) if luck is not None and len(luck) else None
+    measured = 0 if lucky is None else int(lucky["luck_p1"].notna().sum())
+    adjusted = None
     try:
         with warnings.catch_warnings():  # a bootstrap sample without the anchor's games: the interval says enough
             warnings.simplefilter("ignore")
             board = fit_ratings(games, anchor=fixed).set_index("player")
+            if lucky is not None and measured:
+                adjusted = fit_ratings(lucky, anchor=fixed, score="adjusted_p1").set_index("player")
     except RatingsError:  # one player, or players that never met: the tally says enough
         board = None
     figures = per_player_figures(games, decisions).set_index("player")
@@ -85,6 +92,9 @@ def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | Non
             "player": player,
             "Elo": "" if rating is None else f"{rating.elo:.0f}",
             "95% interval": "" if rating is None else f"{rating.ci_low:.0f} to {rating.ci_high:.0f}",
+            **({} if adjusted is None else {
+                "adjusted Elo": f"{adjusted.loc[player, 'elo']:.0f}",
+                "adjusted interval": f"{adjusted.loc[player, 'ci_low']:.0f} to {adjusted.loc[player, 'ci_high']:.0f}"}),
             "games": int(row.games),
             "W-T-L": f"{int(row.wins)}-{int(row.ties)}-{int(row.losses)}",
             "win rate": f"{row.win_rate:.0%}",
@@ -92,6 +102,8 @@ def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | Non
         })
     table = _table(rows)
     head = "Leaderboard:" + (f" (Elo with {fixed} at 1000)" if board is not None else " (too few games for ratings)")
+    if adjusted is not None:
+        head += f"; adjusted: from luck-adjusted scores ({measured} of {len(games)} games with measured luck)"
     return [head, *("  " + line for line in table)]
 
 
@@ -128,11 +140,12 @@ def _rate(value: float) -> str:
 
 
 def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart, anchor: str | None,
-                budget: Budget | None = None) -> str:
+                budget: Budget | None = None, luck: pd.DataFrame | None = None) -> str:
     """The closing summary of every run: games now and in all (of the `planned` game ids: a shard's own), the
-    leaderboard of every store's games (Elo with its interval, record, re-ask and random-pick rates), the search
-    engine's failures, spend and tokens per model (players that call none are left out; and outside the games,
-    from `budget`), harness errors by cause."""
+    leaderboard of every store's games (Elo with its interval, with `luck` rows (luck.csv's run, game_id,
+    luck_p1, adjusted_p1, error) the luck-adjusted Elo and interval too, record, re-ask and random-pick rates),
+    the search engine's failures, spend and tokens per model (players that call none are left out; and outside
+    the games, from `budget`), harness errors by cause."""
     games, errors = stores.games(), stores.table("harness_errors")
     spend = {player: row for player, row in stores.spend_by_player().items()
              if row["cost_usd"] or row["input_tokens"] or row["output_tokens"]}
@@ -141,7 +154,7 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     others = f" ({len(games)} with the other shards' stores)" if len(games) > stored else ""
     lines = [f"Run '{name}': {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
     if len(games):
-        lines += _leaderboard(games, decisions, anchor) + engine_failure_line(decisions)
+        lines += _leaderboard(games, decisions, anchor, luck) + engine_failure_line(decisions)
     if spend:
         lines.append("Spend by model (all starts; voided games included):")
         for player, row in sorted(spend.items()):

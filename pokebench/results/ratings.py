@@ -386,16 +386,18 @@ LUCK_COLUMNS = ["luck_mean", "luck_lo", "luck_hi"]
 
 def with_luck(games: pd.DataFrame, luck: pd.DataFrame) -> pd.DataFrame:
     """``games`` with side one's measured luck and adjusted score from the luck rows (``luck.csv``'s
-    uid, luck_p1, adjusted_p1, error), joined by uid: both empty for a game without a row, or whose row's
-    ``error`` says why its luck is unknown (such a game keeps its result in the adjusted fit)."""
-    missing = [c for c in ("uid", "luck_p1", "adjusted_p1") if c not in luck.columns]
-    if missing or "uid" not in games.columns:
-        raise RatingsError(f"luck rows need columns uid, luck_p1, adjusted_p1 (missing {missing}) and the games a "
-                           "uid column")
+    uid, run, game_id, luck_p1, adjusted_p1, error), joined by uid (by run and game id for games without a
+    uid: a run's own store): both empty for a game without a row, or whose row's ``error`` says why its luck
+    is unknown (such a game keeps its result in the adjusted fit)."""
+    key = ["uid"] if "uid" in games.columns else ["run", "game_id"]
+    missing = [c for c in (*key, "luck_p1", "adjusted_p1") if c not in luck.columns]
+    if missing or any(c not in games.columns for c in key):
+        raise RatingsError(f"luck rows need columns {', '.join(key)}, luck_p1 and adjusted_p1 (missing {missing}), "
+                           f"and the games {', '.join(key)}")
     measured = luck if "error" not in luck.columns else luck[luck["error"].isna() | (luck["error"] == "")]
-    rows = measured[["uid", "luck_p1", "adjusted_p1"]].drop_duplicates("uid")  # a game in several runs: one uid
+    rows = measured[[*key, "luck_p1", "adjusted_p1"]].drop_duplicates(key)  # a game in several runs: one uid
     rows = rows.astype({"luck_p1": float, "adjusted_p1": float})
-    return games.drop(columns=["luck_p1", "adjusted_p1"], errors="ignore").merge(rows, on="uid", how="left")
+    return games.drop(columns=["luck_p1", "adjusted_p1"], errors="ignore").merge(rows, on=key, how="left")
 
 
 def luck_figures(games: pd.DataFrame, n_bootstrap: int = 200, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
