@@ -425,3 +425,12 @@ def test_mean_luck_interval_covers_zero_with_its_expected_width():
     expected = 2 * 1.96 * side.groupby("player")["luck"].std() / np.sqrt(side.groupby("player").size())
     ratio = (figures["luck_hi"] - figures["luck_lo"]) / expected[figures.index]
     assert ratio.between(0.75, 1.3).all(), ratio
+
+
+def test_dispersion_gives_the_variance_ratio_over_mirror_pairs():
+    games = lucky_games(TRUE, pairs_per_matchup=150, seed=25)
+    raw, df = ratings.dispersion(games)
+    adjusted, df_adjusted = ratings.dispersion(games, "adjusted_p1")
+    assert df == df_adjusted == 10 * 150 - 4
+    assert raw == pytest.approx(1.0, abs=0.1)  # results with no team luck: binomial
+    assert raw / adjusted == pytest.approx(1 / 0.36, rel=0.15)  # what k = 0.8 leaves: 1 - k²

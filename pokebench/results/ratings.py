@@ -39,7 +39,7 @@ from scipy.special import expit
 from scipy.stats import norm, t as student_t
 
 __all__ = ["RatingsError", "expected_score", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
-           "posterior_covariance", "with_luck", "luck_figures", "LUCK_COLUMNS",
+           "posterior_covariance", "dispersion", "with_luck", "luck_figures", "LUCK_COLUMNS",
            "uncertainty_rank", "INTERVAL_RULE", "RANK_RULE"]
 
 #: How :func:`fit_ratings` chooses the reported interval (also written to meta.json).
@@ -258,6 +258,16 @@ def _newton(W, N, prior_sd: float, r0=None, tol: float = 1e-10, max_iter: int = 
         if np.abs(grad).max() < tol or np.abs(t[..., None] * step).max() < tol:
             return r
     raise RatingsError(f"Newton did not converge in {max_iter} iterations")
+
+
+def dispersion(games: pd.DataFrame, score: str | None = None, prior_sd: float = 800.0) -> tuple[float, int]:
+    """φ of the scores (the results, or the column ``score``) and its degrees of freedom (:func:`_dispersion`),
+    at the unweighed fit of all games: raw φ over adjusted φ is the variance ratio over mirror pairs that the
+    adjustment gives."""
+    g, players = _finished(games, unit_cols=True, score=score)
+    folded = _fold(g, players)
+    _check_connected(folded.N, players)
+    return _dispersion(folded, _newton(folded.W, folded.N, prior_sd))
 
 
 def posterior_covariance(N: np.ndarray, r: np.ndarray, prior_sd: float) -> np.ndarray:
