@@ -2,8 +2,9 @@
 
 Synthetic mirror-paired games between random matchups (a 'max-damage' player included),
 at 10 players x 20,000 games and 30 players x 100,000 games, plus a naive per-game scipy
-L-BFGS fit of the same posterior at the larger size for comparison. Not a test: it only
-prints timings. Run on one core:
+L-BFGS fit of the same posterior at the larger size for comparison, and the fit of luck-adjusted
+scores (real-valued: every mirror pair is a bootstrap type of its own) at both sizes. Not a test: it
+only prints timings. Run on one core:
 
     taskset -c 0 .venv/bin/python benchmarks/ratings_speed.py
 """
@@ -93,7 +94,25 @@ def bench(n_players: int, n_games: int, n_bootstrap: int = 200) -> tuple[float, 
     return t1 - t0, t2 - t1, t4 - t0
 
 
+def bench_adjusted(n_players: int, n_games: int, n_bootstrap: int = 200) -> None:
+    """fit_ratings on luck-adjusted scores (the result minus a luck drawn around 0) against the raw fit."""
+    games = synthetic_games(n_players, n_games)
+    rng = np.random.default_rng(1)
+    won = games["winner"].map({"p1": 1.0, "tie": 0.5, "p2": 0.0})
+    games["adjusted_p1"] = won - rng.normal(0.0, 0.15, len(games))
+    t0 = time.perf_counter()
+    ratings.fit_ratings(games, n_bootstrap=n_bootstrap)
+    t1 = time.perf_counter()
+    ratings.fit_ratings(games, n_bootstrap=n_bootstrap, score="adjusted_p1")
+    t2 = time.perf_counter()
+    print(f"{n_players} players x {n_games:,} games, {n_bootstrap} bootstrap samples")
+    print(f"  fit_ratings() of the results        {t1 - t0:7.3f} s")
+    print(f"  fit_ratings() of adjusted scores    {t2 - t1:7.3f} s")
+
+
 if __name__ == "__main__":
+    bench_adjusted(10, 20_000)
+    bench_adjusted(30, 100_000)
     bench(10, 20_000)
     fold, point, total = bench(30, 100_000)
     games = synthetic_games(30, 100_000)
