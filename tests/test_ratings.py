@@ -434,3 +434,22 @@ def test_dispersion_gives_the_variance_ratio_over_mirror_pairs():
     assert df == df_adjusted == 10 * 150 - 4
     assert raw == pytest.approx(1.0, abs=0.1)  # results with no team luck: binomial
     assert raw / adjusted == pytest.approx(1 / 0.36, rel=0.15)  # what k = 0.8 leaves: 1 - k²
+
+
+def test_adjusted_scores_fold_into_unit_types_that_give_back_their_score_matrix():
+    # real-valued scores: pairs are one type only when their scores are exactly equal (not rounded to halves)
+    games = lucky_games(TRUE, pairs_per_matchup=7, seed=26)
+    games["adjusted_p1"] += np.random.default_rng(26).normal(0, 0.01, len(games))  # no two pairs alike
+    games = pd.concat([games, games.iloc[:2].assign(pair=99)], ignore_index=True)  # one pair twice: one type
+    g, players = ratings._finished(games, unit_cols=True, score="adjusted_p1")
+    folded = ratings._fold(g, players)
+    n = len(players)
+    assert folded.unit_counts.sum() == 10 * 7 + 1 and len(folded.unit_counts) == 10 * 7
+    Wu = (folded.S_w @ folded.unit_counts).reshape(n, n)
+    Nu = (folded.S_n @ folded.unit_counts).reshape(n, n)
+    np.testing.assert_allclose(Wu + (Nu - Wu).T, folded.W, rtol=0, atol=1e-12)
+    idx = {p: k for k, p in enumerate(players)}
+    by_game = np.zeros((n, n))
+    np.add.at(by_game, (g["p1"].map(idx), g["p2"].map(idx)), g["adjusted_p1"])
+    np.add.at(by_game, (g["p2"].map(idx), g["p1"].map(idx)), 1 - g["adjusted_p1"])
+    np.testing.assert_allclose(folded.W, by_game, rtol=0, atol=1e-12)
