@@ -314,8 +314,9 @@ def lucky_games(elo: dict, pairs_per_matchup: int, seed: int, k: float = 0.8) ->
 
 def scipy_adjusted_fit(games: pd.DataFrame, prior_sd: float, ci: float = 0.95) -> pd.DataFrame:
     """Independent quasi-likelihood fit of the adjusted scores, game by game: scipy BFGS on
-    sum a·log p + (1 - a)·log(1 - p), the dispersion φ from each mirror pair's score against the fit, the
-    likelihood divided by φ, refitted; the interval elo ± t·sd from the Hessian written out here."""
+    sum a·log p + (1 - a)·log(1 - p), the dispersion φ from each mirror pair's score against the fit (with its
+    prior of 4 degrees of freedom at 1), the likelihood divided by φ, refitted; the interval elo ± t·sd from
+    the Hessian written out here."""
     players = sorted(set(games["p1"]) | set(games["p2"]))
     idx = {p: k for k, p in enumerate(players)}
     i, j = games["p1"].map(idx).to_numpy(), games["p2"].map(idx).to_numpy()
@@ -340,8 +341,8 @@ def scipy_adjusted_fit(games: pd.DataFrame, prior_sd: float, ci: float = 0.95) -
     sign = np.where(games["p1"] == first, 1.0, -1.0)
     p = expit(c * (r1[i] - r1[j]))
     pair = games.assign(res=sign * (a - p), var=p * (1 - p)).groupby(["run", "matchup", "pair"])[["res", "var"]].sum()
-    df = len(pair) - (n - 1)
-    phi = float((pair["res"] ** 2 / pair["var"]).sum() / df)
+    df = len(pair) - (n - 1) + 4
+    phi = float((4 + (pair["res"] ** 2 / pair["var"]).sum()) / df)
     r = fit(phi)
     p = expit(c * (r[i] - r[j]))
     e = np.zeros((len(games), n))
@@ -431,7 +432,7 @@ def test_dispersion_gives_the_variance_ratio_over_mirror_pairs():
     games = lucky_games(TRUE, pairs_per_matchup=150, seed=25)
     raw, df = ratings.dispersion(games)
     adjusted, df_adjusted = ratings.dispersion(games, "adjusted_p1")
-    assert df == df_adjusted == 10 * 150 - 4
+    assert df == df_adjusted == 10 * 150 - 4 + 4  # pairs - (players - 1), and the prior's 4
     assert raw == pytest.approx(1.0, abs=0.1)  # results with no team luck: binomial
     assert raw / adjusted == pytest.approx(1 / 0.36, rel=0.15)  # what k = 0.8 leaves: 1 - k²
 
@@ -453,3 +454,12 @@ def test_adjusted_scores_fold_into_unit_types_that_give_back_their_score_matrix(
     np.add.at(by_game, (g["p1"].map(idx), g["p2"].map(idx)), g["adjusted_p1"])
     np.add.at(by_game, (g["p2"].map(idx), g["p1"].map(idx)), 1 - g["adjusted_p1"])
     np.testing.assert_allclose(folded.W, by_game, rtol=0, atol=1e-12)
+
+
+def test_pairs_that_all_split_with_no_luck_measured_do_not_give_a_zero_width_interval():
+    # every pair split 1-1 and no luck: the χ² is 0; the dispersion's prior keeps φ above 0 and the interval honest
+    games = split_pairs("max-damage", "bot", 5).assign(adjusted_p1=lambda g: (g["winner"] == "p1").astype(float))
+    phi, df = ratings.dispersion(games, "adjusted_p1")
+    assert (phi, df) == (pytest.approx(4 / 8), 8)
+    row = fit_ratings(games, score="adjusted_p1").set_index("player").loc["bot"]
+    assert row["interval"] == "posterior" and row["ci_high"] - row["ci_low"] > 200

@@ -21,9 +21,9 @@ adjusted scores average above 1 would push the likelihood to infinity alone). It
 expectation as the raw fit's because luck has expectation zero, so the fit estimates the same ratings;
 clipping the scores to [0, 1] would change that expectation and bias them. The scores' variance is no
 longer p(1 − p): it is p(1 − p)·φ, the dispersion φ estimated from the mirror pairs (Pearson's χ² over
-the degrees of freedom, :func:`_dispersion`), and the likelihood is weighed by 1/φ (W/φ, N/φ), so the
-posterior interval shows what the adjustment removed, with Student's t quantile on those degrees of freedom
-(McCullagh & Nelder 1989, *Generalized Linear Models*, ch. 9).
+the degrees of freedom, with a prior worth four of them at φ = 1: :func:`_dispersion`), and the likelihood
+is weighed by 1/φ (W/φ, N/φ), so the posterior interval shows what the adjustment removed, with Student's t
+quantile on those degrees of freedom (McCullagh & Nelder 1989, *Generalized Linear Models*, ch. 9).
 """
 from __future__ import annotations
 
@@ -51,6 +51,8 @@ INTERVAL_RULE = ("the wider of the mirror-pair bootstrap percentile interval and
 RANK_RULE = "1 + the number of players whose ci_low is above this player's ci_high (FastChat / LMArena)"
 
 SCALE = math.log(10) / 400  # Elo points -> natural log-odds
+#: Degrees of freedom the prior of the adjusted scores' dispersion φ is worth, at φ = 1 (:func:`_dispersion`).
+DISPERSION_PRIOR_DF = 4
 _SCORE = {"p1": 1.0, "tie": 0.5, "p2": 0.0}  # score of p1
 
 
@@ -195,20 +197,23 @@ def _fold(g: pd.DataFrame, players: list[str]) -> _Folded:
 
 
 def _dispersion(f: _Folded, r: np.ndarray) -> tuple[float, int]:
-    """φ, the scores' variance over the binomial p(1 − p), and its degrees of freedom: Pearson's χ² of the
-    mirror pairs (each pair's summed score against its expectation under the fit ``r``, so the correlation
-    of a pair's two games counts as in the pair bootstrap) over pairs − (players − 1); a pair whose fitted
-    chance rounds to 0 or 1 carries no information on φ and is left out. Too few pairs for any degree of
-    freedom: φ = 1 (the raw scores' variance) and 0."""
+    """φ, the scores' variance over the binomial p(1 − p), and the degrees of freedom of its t.
+
+    Pearson's χ² of the mirror pairs (each pair's summed score against its expectation under the fit ``r``, so
+    the correlation of a pair's two games counts as in the pair bootstrap; a pair whose fitted chance rounds to
+    0 or 1 carries nothing on φ and is left out), on pairs − (players − 1) degrees of freedom, with a prior
+    worth :data:`DISPERSION_PRIOR_DF` of them at φ = 1 (the results' variance: until pairs show otherwise, the
+    adjustment is not assumed to remove anything): φ = (ν₀ + χ²) / (ν₀ + df) on ν₀ + df degrees of freedom,
+    the scaled-inverse-χ² posterior of a normal variance. So φ is never 0 (pairs that all split 1–1 with no
+    luck measured would give a χ² of 0) and a few pairs cannot claim a narrow interval."""
     n = f.W.shape[0]
     lo, hi = np.divmod(f.cells, n)
     p = expit(SCALE * (r[lo] - r[hi]))
     var = f.games * p * (1.0 - p)
     kept = var > 0
-    df = int(kept.sum()) - (n - 1)
-    if df < 1:
-        return 1.0, 0
-    return float(((f.scores - f.games * p)[kept] ** 2 / var[kept]).sum() / df), df
+    df = max(int(kept.sum()) - (n - 1), 0)
+    chi2 = float(((f.scores - f.games * p)[kept] ** 2 / var[kept]).sum()) if df else 0.0
+    return (DISPERSION_PRIOR_DF + chi2) / (DISPERSION_PRIOR_DF + df), DISPERSION_PRIOR_DF + df
 
 
 def _bootstrap_matrices(f: _Folded, n_bootstrap: int, rng: np.random.Generator):
@@ -261,7 +266,7 @@ def _newton(W, N, prior_sd: float, r0=None, tol: float = 1e-10, max_iter: int = 
 
 
 def dispersion(games: pd.DataFrame, score: str | None = None, prior_sd: float = 800.0) -> tuple[float, int]:
-    """φ of the scores (the results, or the column ``score``) and its degrees of freedom (:func:`_dispersion`),
+    """φ of the scores (the results, or the column ``score``) and the degrees of freedom of its t (:func:`_dispersion`),
     at the unweighed fit of all games: raw φ over adjusted φ is the variance ratio over mirror pairs that the
     adjustment gives."""
     g, players = _finished(games, unit_cols=True, score=score)
@@ -362,7 +367,7 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
         samples[:, a] = anchor_elo
         low, high = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
         low, high = np.minimum(low, elo), np.maximum(high, elo)
-    z = float(student_t.ppf((1 + ci) / 2, df) if df else norm.ppf((1 + ci) / 2))
+    z = float(student_t.ppf((1 + ci) / 2, df) if score else norm.ppf((1 + ci) / 2))
     sd = posterior_sd(W, N, r, a, prior_sd)
     post_low, post_high = elo - z * sd, elo + z * sd
     post_low[a] = post_high[a] = anchor_elo
