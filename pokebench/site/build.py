@@ -32,12 +32,14 @@ from typing import Any, Callable
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from pokebench.analysis.quality import BLUNDER_THRESHOLD
 from pokebench.plugins import PAGE_PLUGINS, load_plugins
 from pokebench.results.loading import safe_name
 from pokebench.results.ratings import expected_score
 from pokebench.results.reading import load_results, read_meta
 from pokebench.results.schema import Meta
 from pokebench.site import format as fmt
+from pokebench.site.luck import SWING_THRESHOLD, read_luck, win_graph
 from pokebench.site.player_facts import player_facts
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet, team_states,
@@ -214,6 +216,8 @@ class _Site:
         self.pages = SitePages(root, self.meta, self.slugs)
         self.players = {p["player"]: p for p in self.results.players}
         self.games = self.results.games
+        self.luck, self.luck_turns = read_luck(root)
+        self.has_luck = not self.luck.empty
         self.totals = _game_totals(self.results.decisions)
         spend = self.results.decisions.assign(cost=pd.to_numeric(self.results.decisions["cost_usd"]))
         self.spend_by_run = {r: float(c) for r, c in spend.groupby("run")["cost"].sum(min_count=1).items()
@@ -229,7 +233,9 @@ class _Site:
                          has_answers=any(r["answers"] is not None for r in self.ratings),
                          pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
                          spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
-                         quality=self._quality_summary())
+                         quality=self._quality_summary(),
+                         has_luck=any(not fmt.missing(r.get(k)) for r in self.ratings for k in ("luck_mean",
+                                                                                                "elo_adjusted")))
 
     def _quality_summary(self) -> dict[str, Any] | None:
         """What the leaderboard says of the decision quality: its settings and the engine's run-to-run spread."""
@@ -247,9 +253,16 @@ class _Site:
                 "same_choice": None if diff is None else
                 float((player["engine_action_1"] == player["engine_action_2"]).mean())}
 
+    def _games_with_luck(self) -> pd.DataFrame:
+        """games.csv with each analysed game's ``luck_p1``, ``adjusted_p1`` and ``luck_error`` (luck.csv)."""
+        if not self.has_luck:
+            return self.games
+        luck = self.luck[["uid", "luck_p1", "adjusted_p1", "error"]].rename(columns={"error": "luck_error"})
+        return self.games.merge(luck, on="uid", how="left")
+
     def games_page(self) -> None:
-        self.pages.write("games.html", "games.html", 0, groups=_game_groups(self.games, self.totals),
-                         has_reasons=self._reasons_script())
+        self.pages.write("games.html", "games.html", 0, groups=_game_groups(self._games_with_luck(), self.totals),
+                         has_reasons=self._reasons_script(), has_luck=self.has_luck)
 
     def _reasons_script(self) -> bool:
         """Write ``static/reasons.js`` (every answer's reason, for the games page's search); False if none."""
@@ -267,16 +280,18 @@ class _Site:
 
     def player_pages(self) -> None:
         h2h, pairs = self.results.h2h, self.results.pairs
+        games = self._games_with_luck()
         for r in self.ratings:
             name = r["player"]
-            mine = self.games[(self.games["p1"] == name) | (self.games["p2"] == name)]
+            mine = games[(games["p1"] == name) | (games["p2"] == name)]
             info = self.players.get(name, {"settings": {}, "counters": {}, "tables": [], "kind": "bot"})
             extra = {t: _records(self.results.extra[t][self.results.extra[t]["player"] == name])
                      for t in info.get("tables", []) if t in self.results.extra}
             self.pages.write(f"players/{self.slugs[name]}.html", "player.html", 1, r=r, info=info,
                              facts=player_facts(info), opponents=_records(h2h[h2h["player"] == name]),
                              pairs=_records(pairs[(pairs["player_a"] == name) | (pairs["player_b"] == name)]),
-                             extra=extra, groups=_game_groups(mine, self.totals, name), player=name)
+                             extra=extra, groups=_game_groups(mine, self.totals, name), player=name,
+                             has_luck=self.has_luck)
 
     def _system_prompts(self, players: set[str]) -> list[dict[str, Any]]:
         """The system prompt of each prompt version the game's model players used, with who used it."""
@@ -300,6 +315,9 @@ class _Site:
         by_game = {uid: _records(grp) for uid, grp in decisions.groupby("uid")} if not decisions.empty else {}
         scored = self.results.quality
         quality = {uid: _records(grp) for uid, grp in scored.groupby("uid")} if not scored.empty else {}
+        luck = {row["uid"]: row for row in _records(self.luck)} if self.has_luck else {}
+        luck_turns = {uid: _records(grp) for uid, grp in self.luck_turns.groupby("uid")} \
+            if not self.luck_turns.empty else {}
         partner: dict[str, str] = {}
         for _, grp in self.games.groupby(["run", "matchup", "pair"]):
             if len(grp) == 2:
@@ -315,12 +333,15 @@ class _Site:
             answers = answers_by_turn(by_game.get(uid, []), [t for t, _ in turns],
                                       {(r["side"], int(r["decision"])): r for r in mine})
             rows = by_game.get(uid, [])
+            graph = win_graph(luck_turns.get(uid, []), mine, rows, {"p1": game["p1"], "p2": game["p2"]})
             self.pages.write(f"replays/{uid}.html", "replay.html", 1, game=game, turns=turns, answers=answers,
                              states=team_states(log, teams), totals=side_totals(rows),
                              system_prompts=self._system_prompts({r["player"] for r in rows}),
                              engine=quality_by_turn(mine, [t for t, _ in turns]),
                              viewer_log=viewer_log(log), viewer_url=self.viewer_url, partner=partner.get(uid),
-                             sheets={side: team_sheet(teams.get(side)) for side in ("p1", "p2")})
+                             sheets={side: team_sheet(teams.get(side)) for side in ("p1", "p2")},
+                             luck_analysed=self.has_luck, luck=luck.get(uid), graph=graph,
+                             swing_threshold=SWING_THRESHOLD, blunder_threshold=BLUNDER_THRESHOLD)
 
 
 def build_site(root: Path | str, viewer_url: str = VIEWER_URL) -> Path:

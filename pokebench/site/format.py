@@ -35,6 +35,24 @@ def regret_interval(lo: Any, hi: Any) -> str:
     return DASH if missing(lo) or missing(hi) else f"{float(lo):.3f}–{float(hi):.3f}"
 
 
+def _minus(text: str) -> str:
+    return text.replace("-", "\u2212")
+
+
+def luck(x: Any) -> str:
+    """A luck (expected score: a tenth of a win is 0.100), signed: ``+0.124``, ``−0.031``."""
+    return DASH if missing(x) else _minus(f"{float(x):+.3f}")
+
+
+def luck_interval(lo: Any, hi: Any) -> str:
+    return DASH if missing(lo) or missing(hi) else f"[{luck(lo)}, {luck(hi)}]"
+
+
+def score(x: Any) -> str:
+    """A score (1 a win, 0.5 a tie, 0 a loss; an adjusted score can fall outside) to three decimals."""
+    return DASH if missing(x) else _minus(f"{float(x):.3f}")
+
+
 def cost(x: Any) -> str:
     if missing(x):
         return DASH
@@ -78,10 +96,11 @@ def sort_value(x: Any) -> str:
     return "" if missing(x) else str(x)
 
 
-FILTERS = {"elo": elo, "regret": regret, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
+FILTERS = {"elo": elo, "regret": regret, "luck": luck, "score": score, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
            "sortval": sort_value, "whole": whole}
 #: Below this many complete mirror pairs a player's interval is tagged "few pairs" on the leaderboard: a
 #: bootstrap over so few pairs has few distinct samples (the reported interval is the wider of it and the posterior).
 FEW_PAIRS = 10
 
-GLOBALS = {"FEW_PAIRS": FEW_PAIRS, "interval": interval, "regret_interval": regret_interval, "url": url, "missing": missing, "DASH": DASH}
+GLOBALS = {"FEW_PAIRS": FEW_PAIRS, "interval": interval, "regret_interval": regret_interval,
+           "luck_interval": luck_interval, "url": url, "missing": missing, "DASH": DASH}

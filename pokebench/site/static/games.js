@@ -19,6 +19,14 @@
       var row = group.rows[0];
       return row ? (row.getAttribute('data-' + key) || '') : '';
     }
+    // a per-game figure of a column marked data-extreme (luck): the pair's lowest game when sorting up, its
+    // highest when sorting down, so the unluckiest or the luckiest game's pair comes first
+    function extreme(group, key, desc) {
+      var values = Array.prototype.map.call(group.rows, function (r) { return r.getAttribute('data-' + key) || ''; })
+        .filter(function (v) { return v !== '' && !isNaN(parseFloat(v)); }).map(parseFloat);
+      if (!values.length) return '';
+      return String(desc ? Math.max.apply(null, values) : Math.min.apply(null, values));
+    }
     function compare(a, b) {
       var x = parseFloat(a), y = parseFloat(b);
       if (!isNaN(x) && !isNaN(y) && String(x) === a.trim() && String(y) === b.trim()) return x - y;
@@ -32,8 +40,10 @@
         var desc = th.classList.contains('asc');
         each(table.tHead.rows[0].cells, function (c) { c.classList.remove('asc', 'desc'); });
         th.classList.add(desc ? 'desc' : 'asc');
+        var pick = th.hasAttribute('data-extreme') ? function (g) { return extreme(g, key, desc); }
+          : function (g) { return value(g, key); };
         groups.sort(function (g, h) {
-          var a = value(g, key), b = value(h, key);
+          var a = pick(g), b = pick(h);
           if (a === '' || b === '') return (a === '') - (b === '');  // missing last either way
           var c = compare(a, b);
           return desc ? -c : c;

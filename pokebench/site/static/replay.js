@@ -63,3 +63,29 @@
   wrapper.hidden = false;
   document.body.appendChild(script);
 })();
+
+// The win-probability graph: a mark (a swing of luck, a blunder) hovered, focused or clicked shows its entry of
+// the list under the graph (what happened, the player's reason) in the box under the graph; the entry's link
+// opens the text view at that turn. Without JavaScript the marks' titles and the list say the same.
+(function () {
+  var marks = Array.prototype.slice.call(document.querySelectorAll('svg.win-graph .mark'));
+  var detail = document.querySelector('.graph-detail');
+  if (!marks.length || !detail) return;
+  function show(mark) {
+    var entry = document.getElementById(mark.getAttribute('data-mark'));
+    if (!entry) return;
+    marks.forEach(function (m) { m.classList.toggle('selected', m === mark); });
+    detail.textContent = '';
+    Array.prototype.forEach.call(entry.childNodes, function (n) { detail.appendChild(n.cloneNode(true)); });
+    detail.setAttribute('data-mark', entry.id);
+    detail.hidden = false;
+  }
+  marks.forEach(function (mark) {
+    ['click', 'mouseenter', 'focus'].forEach(function (ev) {
+      mark.addEventListener(ev, function () { show(mark); });
+    });
+    mark.addEventListener('keydown', function (ev) {
+      if (ev.key === 'Enter') location.hash = '#turn-' + mark.getAttribute('data-turn');
+    });
+  });
+})();

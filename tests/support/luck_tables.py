@@ -1,0 +1,153 @@
+"""The luck tables of issue 31 written into a published folder, in the shape of notes' luck contract.
+
+:func:`add_luck` writes ``luck.csv`` (one row per analysed game), ``luck_turns.csv`` (one row per analysed turn)
+and ``decision_quality.csv`` (a few decisions, two of them blunders), adds the luck and adjusted-Elo columns to
+``ratings.csv`` and lists the new tables in ``meta.json``, so that the site can be built again from the folder.
+The figures are synthetic but consistent the way the analysis makes them: a turn's luck is ``v_after -
+expected``, a game's luck the sum of its turns', its adjusted score the score minus that luck.
+
+Until the ratings' luck columns are in :class:`pokebench.results.schema.RatingRow` (branch luck-ratings),
+:func:`ratings_contract` is the loader's ratings row with them added, for the site build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+from pydantic import Field, create_model
+
+from pokebench.results import reading
+from pokebench.results.schema import DecisionQualityRow, RatingRow
+from pokebench.results.writing import write_table
+
+LUCK_COLUMNS = ["uid", "game_id", "run", "p1", "p2", "score_p1", "luck_p1", "adjusted_p1", "start_p1",
+                "turns_analysed", "turns_failed", "error"]
+TURN_COLUMNS = ["uid", "game_id", "turn", "v_before", "v_after", "expected", "luck_p1", "outcomes", "event", "error"]
+RATING_LUCK = ["elo_adjusted", "adjusted_lo", "adjusted_hi", "luck_mean", "luck_lo", "luck_hi"]
+NO_TURN = "no searchable turn: the engine could not take any position of this game"
+PANIC = "Taunt duration cannot be 3 when taunt volatile is active"
+
+
+@dataclass(frozen=True)
+class LuckGames:
+    """Which game of the folder shows what: `graph` (an LLM game won by llm-a as Player 1 in 3 turns or more: a swing
+    each way, a blunder by each side), `failed_turn` (one turn not valued: the line breaks there), `error` (no
+    searchable turn: a luck row with its error, no graph) and `missing` (left out of the luck tables)."""
+
+    graph: str
+    failed_turn: str
+    error: str
+    missing: str
+
+
+def _turn_luck(turn: int, k: int, graph: bool) -> tuple[float, str]:
+    """Turn `turn`'s luck for side one in the folder's `k`-th game, and its event."""
+    if graph:
+        return {1: (0.03, "damage roll"), 2: (0.22, "critical hit"), 3: (-0.15, "miss")}.get(turn, (0.0, ""))
+    scale = ((k % 5) - 2) / 2  # -1, -0.5, 0, 0.5, 1: some games lucky for side one, some for side two
+    return {1: (0.02, "damage roll"), 2: (round(0.16 * scale, 4), "critical hit" if scale else "")}.get(turn, (0.0, ""))
+
+
+def add_luck(folder: Path) -> LuckGames:
+    """Write the luck tables into the published `folder` (see the module's docstring); which game is which."""
+    games = pd.read_csv(folder / "games.csv")
+    long = games["turns"] >= 3
+    graph = str(games.loc[(games["p1"] == "llm-a") & long & (games["winner"] == "p1"), "uid"].iloc[0])
+    others = [str(u) for u in games.loc[games["p2"] != "llm-a", "uid"] if u != graph]
+    failed = str(games.loc[long & (games["uid"] != graph) & (games["winner"] != "tie"), "uid"].iloc[0])
+    others = [u for u in others if u != failed]
+    chosen = LuckGames(graph=graph, failed_turn=failed, error=others[0], missing=others[1])
+    luck_rows, turn_rows = [], []
+    for k, g in enumerate(games.to_dict("records")):
+        if g["uid"] == chosen.missing:
+            continue
+        score = {"p1": 1.0, "tie": 0.5, "p2": 0.0}[g["winner"]]
+        base = {"uid": g["uid"], "game_id": g["game_id"]}
+        if g["uid"] == chosen.error:
+            luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
+                              "luck_p1": 0.0, "adjusted_p1": score, "start_p1": None, "turns_analysed": 0,
+                              "turns_failed": int(g["turns"]), "error": NO_TURN})
+            continue
+        turns = int(g["turns"])
+        values = [0.5 + (score - 0.5) * t / turns for t in range(turns + 1)]  # before turn 1, ..., after the last
+        total, failed = 0.0, 0
+        for t in range(1, turns + 1):
+            if g["uid"] == chosen.failed_turn and t == 2:
+                failed += 1
+                turn_rows.append({**base, "turn": t, "v_before": None, "v_after": None, "expected": None,
+                                  "luck_p1": None, "outcomes": None, "event": None, "error": PANIC})
+                continue
+            luck, event = _turn_luck(t, k, g["uid"] == graph)
+            after = values[t]
+            total += luck
+            turn_rows.append({**base, "turn": t, "v_before": values[t - 1], "v_after": after,
+                              "expected": after - luck, "luck_p1": luck, "outcomes": 8 if event else 1,
+                              "event": event, "error": None})
+        luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
+                          "luck_p1": round(total, 6), "adjusted_p1": round(score - total, 6),
+                          "start_p1": values[0] - 0.5, "turns_analysed": turns - failed, "turns_failed": failed,
+                          "error": None})
+    pd.DataFrame(luck_rows, columns=LUCK_COLUMNS).to_csv(folder / "luck.csv", index=False)
+    pd.DataFrame(turn_rows, columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
+    _write_quality(folder, games[games["uid"] == graph].iloc[0])
+    _write_rating_luck(folder, pd.DataFrame(luck_rows))
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    meta["tables"] = [*meta["tables"], "luck.csv", "luck_turns.csv"]
+    (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return chosen
+
+
+def _write_quality(folder: Path, game: pd.Series) -> None:
+    """The graph game's scored decisions: a blunder by each side (llm-a, Player 1, on turn 2; the bot on turn 1)
+    and a decision that is no blunder (turn 3)."""
+    base = {"uid": game["uid"], "game_id": game["game_id"], "run": game["run"], "kind": "move", "options": 4,
+            "engine": "poke-engine 0.0.48", "settings": "iterations 200", "match": False, "note": None}
+    rows = [
+        base | {"side": "p2", "player": game["p2"], "decision": 1, "turn": 1, "choice": "move 2", "action": "swordsdance",
+                "engine_action": "astralbarrage", "best_value": 0.6, "value": 0.35, "regret": 0.25, "blunder": True},
+        base | {"side": "p1", "player": game["p1"], "decision": 2, "turn": 2, "choice": "move 1", "action": "moonblast",
+                "engine_action": "switch florges", "best_value": 0.71, "value": 0.4, "regret": 0.31, "blunder": True},
+        base | {"side": "p1", "player": game["p1"], "decision": 3, "turn": 3, "choice": "move 1", "action": "moonblast",
+                "engine_action": "moonblast", "best_value": 0.5, "value": 0.45, "regret": 0.05, "blunder": False,
+                "match": True},
+    ]
+    write_table(folder / "decision_quality.csv", DecisionQualityRow, pd.DataFrame(rows))
+
+
+def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
+    """Each player's mean luck per game from its side (interval ±0.05) and an adjusted Elo (raw + 7, ±40)."""
+    ratings = pd.read_csv(folder / "ratings.csv")
+    measured = luck[luck["error"].isna()]
+    mine = pd.concat([pd.DataFrame({"player": measured["p1"], "luck": measured["luck_p1"]}),
+                      pd.DataFrame({"player": measured["p2"], "luck": -measured["luck_p1"]})])
+    mean = mine.groupby("player")["luck"].mean()
+    ratings["luck_mean"] = ratings["player"].map(mean).round(4)
+    ratings["luck_lo"], ratings["luck_hi"] = ratings["luck_mean"] - 0.05, ratings["luck_mean"] + 0.05
+    ratings["elo_adjusted"] = ratings["elo"] + 7
+    ratings["adjusted_lo"], ratings["adjusted_hi"] = ratings["elo_adjusted"] - 40, ratings["elo_adjusted"] + 40
+    order = list(ratings_contract().model_fields)
+    ratings[order].to_csv(folder / "ratings.csv", index=False)
+
+
+def ratings_contract() -> type[RatingRow]:
+    """The ratings row with the luck contract's columns: RatingRow itself once it has them."""
+    if all(name in RatingRow.model_fields for name in RATING_LUCK):
+        return RatingRow
+    fields = {name: (float | None, Field(description=name)) for name in RATING_LUCK}
+    return create_model("RatingRowWithLuck", __base__=RatingRow, **fields)  # type: ignore[call-overload, no-any-return]
+
+
+@contextlib.contextmanager
+def luck_loader() -> Iterator[None]:
+    """The loader reading ratings.csv with the luck columns (no change once RatingRow has them)."""
+    saved = reading.RatingRow
+    reading.RatingRow = ratings_contract()  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        reading.RatingRow = saved  # type: ignore[misc]
