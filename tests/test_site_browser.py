@@ -22,7 +22,8 @@ import pytest
 
 from pokebench.publish import publish
 from pokebench.site import build_site
-from support.synthetic_runs import BOTS, EVIL_NICK, make_run
+from support.luck_tables import LuckGames, add_luck, luck_loader
+from support.synthetic_runs import BOTS, EVIL_NICK, EVIL_REASON, make_run
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p and Path(p).exists()), None)
@@ -377,3 +378,143 @@ def test_harness_page_in_the_site_style_with_its_curve_and_every_refinement(site
     # versions are whole numbers
     text = re.sub(r"<[^>]+>", " ", dom)
     assert "version 1" in text and not re.search(r"version \d+\.\d", text) and not re.search(r"epoch\(s\) \d+\.", text)
+
+
+# ---- luck (issue 31): the win-probability graph, the luck columns ----------------------------------------
+
+@pytest.fixture(scope="module")
+def luck_site(site: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LuckGames]:
+    """The browser tests' folder with the luck tables (tests/support/luck_tables.py), its site built again."""
+    copy = tmp_path_factory.mktemp("luck") / "site"
+    shutil.copytree(site, copy)
+    chosen = add_luck(copy)
+    with luck_loader():
+        build_site(copy)
+    return copy, chosen
+
+
+#: Records, on the body, what the graph looks like drawn: the line's length, each mark's box (kind, side, turn,
+#: centre x, top, bottom, in the SVG's units) and each value dot's centre, and whether all lie inside the graph.
+DRAWN = """
+var svg = document.querySelector('svg.win-graph'), box = svg.getBoundingClientRect();
+var scale = svg.viewBox.baseVal.width / box.width;
+function local(r) { return {x: (r.left + r.width / 2 - box.left) * scale, top: (r.top - box.top) * scale,
+                            bottom: (r.bottom - box.top) * scale, w: r.width, h: r.height}; }
+var marks = Array.prototype.map.call(svg.querySelectorAll('.mark'), function (m) {
+  var shape = m.querySelector('path') || m.querySelector('line'), r = local(shape.getBoundingClientRect());
+  return [m.classList.contains('swing') ? 'swing' : 'blunder', m.classList.contains('p1') ? 'p1' : 'p2',
+          m.getAttribute('data-turn'), r.x.toFixed(1), r.top.toFixed(1), r.bottom.toFixed(1),
+          (r.h > 0 && m.getBoundingClientRect().width > 0) ? 'shown' : 'empty'].join(':');  // a bar has no width
+});
+var dots = Array.prototype.map.call(svg.querySelectorAll('circle.value[data-turn]'), function (c) {
+  var r = local(c.getBoundingClientRect());
+  return [c.getAttribute('data-turn'), r.x.toFixed(1), ((r.top + r.bottom) / 2).toFixed(1)].join(':');
+});
+var inside = Array.prototype.every.call(svg.querySelectorAll('.mark, circle.value, path.win-line'), function (e) {
+  var r = e.getBoundingClientRect();
+  return r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+});
+document.body.setAttribute('data-line', svg.querySelector('path.win-line').getTotalLength().toFixed(0));
+document.body.setAttribute('data-marks', marks.join('|'));
+document.body.setAttribute('data-dots', dots.join('|'));
+document.body.setAttribute('data-inside', String(inside));
+document.body.setAttribute('data-svg', box.width.toFixed(0) + 'x' + box.height.toFixed(0));
+"""
+
+
+def test_win_probability_graph_is_drawn_offline_with_its_marks_on_the_line(luck_site: tuple[Path, LuckGames],
+                                                                             tmp_path: Path) -> None:
+    site, chosen = luck_site
+    dom = probe(site / "replays" / f"{chosen.graph}.html", tmp_path / "profile", DRAWN, offline=True)
+    width, height = (int(x) for x in re.search(r'data-svg="(\d+)x(\d+)"', dom).groups())
+    assert width > 600 and height > 150 and 'data-inside="true"' in dom
+    assert int(re.search(r'data-line="(\d+)"', dom).group(1)) > 600  # a line across the graph, not a dot
+    dots = {t: (float(x), float(y)) for t, x, y in
+            (d.split(":") for d in re.search(r'data-dots="([^"]*)"', dom).group(1).split("|"))}
+    marks = [m.split(":") for m in re.search(r'data-marks="([^"]*)"', dom).group(1).split("|")]
+    assert [(kind, side, turn, shown) for kind, side, turn, *_, shown in marks] == [
+        ("blunder", "p1", "1", "shown"), ("blunder", "p2", "2", "shown"), ("swing", "p2", "2", "shown"),
+        ("swing", "p1", "3", "shown")]
+    turns = pd.read_csv(site / "luck_turns.csv").set_index(["uid", "turn"]).loc[chosen.graph]
+    top, bottom = 12, 190  # the plot's box in the SVG's units (pokebench/site/luck.py)
+    for kind, side, turn, x, y_top, y_bottom, _ in marks:
+        if kind == "blunder":  # the triangle on the line over its turn's dot
+            assert float(x) == pytest.approx(dots[turn][0], abs=0.6)
+            assert float(y_top) < dots[turn][1] < float(y_bottom)
+        else:  # the bar halfway to the next turn, from what the turn was expected to give to what it gave
+            assert dots[turn][0] < float(x) < dots.get(str(int(turn) + 1), (1e9,))[0]
+            row = turns.loc[int(turn)]
+            ends = sorted(top + (1 - v) * (bottom - top) for v in (row["expected"], row["v_after"]))
+            assert (float(y_top), float(y_bottom)) == (pytest.approx(ends[0], abs=2), pytest.approx(ends[1], abs=2))
+            # a swing for Player 1 goes up (its luck raised its win probability), one for Player 2 down
+            assert (row["v_after"] > row["expected"]) == (side == "p1")
+
+
+def test_clicking_or_hovering_a_mark_shows_what_happened_and_the_reason(luck_site: tuple[Path, LuckGames],
+                                                                        tmp_path: Path) -> None:
+    site, chosen = luck_site
+    script = """
+    function said(sel, ev) {
+      var mark = document.querySelector(sel);
+      mark.dispatchEvent(new MouseEvent(ev, {bubbles: true}));
+      var box = document.querySelector('.graph-detail');
+      return [box.hidden ? 'hidden' : 'shown', box.getAttribute('data-mark'), mark.classList.contains('selected'),
+              box.querySelectorAll('script, img').length, box.textContent].join('\\u0001');
+    }
+    document.body.setAttribute('data-before', document.querySelector('.graph-detail').hidden ? 'hidden' : 'shown');
+    document.body.setAttribute('data-click', said('.mark.blunder.p1', 'click'));
+    document.body.setAttribute('data-hover', said('.mark.swing.p2', 'mouseenter'));
+    document.body.setAttribute('data-selected', document.querySelectorAll('svg.win-graph .mark.selected').length);
+    """
+    dom = probe(site / "replays" / f"{chosen.graph}.html", tmp_path / "profile", script, offline=True)
+    assert 'data-before="hidden"' in dom and 'data-selected="1"' in dom
+    click = html.unescape(re.search(r'data-click="([^"]*)"', dom).group(1)).split("\x01")
+    assert click[:4] == ["shown", "mark-1", "true", "0"]
+    assert click[4] == ("Turn 1: blunder by Player 1 (llm-a): played moonblast, the engine's choice switch florges "
+                        f"(regret 0.310). Reason: “{EVIL_REASON}”")  # the hostile reason as text, nothing run
+    hover = html.unescape(re.search(r'data-hover="([^"]*)"', dom).group(1)).split("\x01")
+    assert hover[:4] == ["shown", "mark-3", "true", "0"] and hover[4].startswith("Turn 2: miss, luck +0.150 for Player 2")
+    assert "<script>alert" not in dom
+    # the detail's link opens the text view at the mark's turn
+    assert '<div class="graph-detail" aria-live="polite" data-mark="mark-3"><a href="#turn-2">Turn 2</a>' in dom
+
+
+def test_games_sort_by_luck_finds_the_unluckiest_and_luckiest_games(luck_site: tuple[Path, LuckGames],
+                                                                   tmp_path: Path) -> None:
+    site, _ = luck_site
+    script = """
+    var th = document.querySelector('th[data-key=luck_p1]');
+    function order() { return Array.prototype.map.call(document.querySelectorAll('table.games tbody'), function (b) {
+      return Array.prototype.map.call(b.rows, function (r) { return r.getAttribute('data-luck_p1'); }).join('/');
+    }).join(','); }
+    th.click(); document.body.setAttribute('data-up', order());
+    th.click(); document.body.setAttribute('data-down', order());
+    """
+    dom = probe(site / "games.html", tmp_path / "profile", script)
+    luck = pd.read_csv(site / "luck.csv")
+    measured = luck[luck["error"].isna()]["luck_p1"]
+
+    def pairs(attr: str) -> list[list[float | None]]:
+        return [[float(v) if v else None for v in grp.split("/")]
+                for grp in re.search(rf'data-{attr}="([^"]*)"', dom).group(1).split(",")]
+
+    up, down = pairs("up"), pairs("down")
+    assert min(v for v in up[0] if v is not None) == measured.min() < 0  # the unluckiest game for Player 1 first
+    assert max(v for v in down[0] if v is not None) == measured.max() > 0  # then the luckiest
+    lows = [min(v for v in g if v is not None) for g in up if any(v is not None for v in g)]
+    highs = [max(v for v in g if v is not None) for g in down if any(v is not None for v in g)]
+    assert lows == sorted(lows) and highs == sorted(highs, reverse=True)
+    # a pair with no measured luck comes last either way
+    for order in (up, down):
+        known = [any(v is not None for v in g) for g in order]
+        assert known == sorted(known, reverse=True)
+
+
+def test_leaderboard_with_luck_still_fits_1400_px(luck_site: tuple[Path, LuckGames], tmp_path: Path) -> None:
+    site, _ = luck_site
+    measure = ("var w = window.innerWidth; document.body.setAttribute('data-overflow', Array.prototype.filter.call("
+               "document.querySelectorAll('table.leaderboard th'), function (th) {"
+               " return th.getBoundingClientRect().right > w; }).map(function (th) { return th.textContent; }).join('|'));")
+    dom = probe(site / "index.html", tmp_path / "profile", measure)
+    assert 'data-overflow=""' in dom, re.search(r'data-overflow="[^"]*"', dom)
+    assert "Adjusted Elo [interval]" in dom and "Luck / game [interval]" in dom

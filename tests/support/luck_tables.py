@@ -35,9 +35,10 @@ PANIC = "Taunt duration cannot be 3 when taunt volatile is active"
 
 @dataclass(frozen=True)
 class LuckGames:
-    """Which game of the folder shows what: `graph` (an LLM game won by llm-a as Player 1 in 3 turns or more: a swing
-    each way, a blunder by each side), `failed_turn` (one turn not valued: the line breaks there), `error` (no
-    searchable turn: a luck row with its error, no graph) and `missing` (left out of the luck tables)."""
+    """Which game of the folder shows what: `graph` (an LLM game won by llm-a as Player 1 in 3 turns: a swing each
+    way (:data:`GRAPH_LUCK`), a blunder by each side; see :func:`_write_quality`), `failed_turn` (one turn not valued: the
+    line breaks there), `error` (no searchable turn: a luck row with its error, no graph) and `missing` (left out
+    of the luck tables)."""
 
     graph: str
     failed_turn: str
@@ -45,19 +46,25 @@ class LuckGames:
     missing: str
 
 
-def _turn_luck(turn: int, k: int, graph: bool) -> tuple[float, str]:
-    """Turn `turn`'s luck for side one in the folder's `k`-th game, and its event."""
-    if graph:
-        return {1: (0.03, "damage roll"), 2: (0.22, "critical hit"), 3: (-0.15, "miss")}.get(turn, (0.0, ""))
+#: The graph game's win probability for side one before each turn and after the last, and each turn's luck.
+GRAPH_VALUES = [0.5, 0.55, 0.4, 1.0]
+GRAPH_LUCK = {1: (0.03, "damage roll"), 2: (-0.15, "miss"), 3: (0.22, "critical hit")}
+
+
+def _turn_luck(turn: int, k: int, after: float) -> tuple[float, str]:
+    """Turn `turn`'s luck for side one in the folder's `k`-th game, and its event; the turn's expected value
+    (`after` minus the luck) stays a probability."""
     scale = ((k % 5) - 2) / 2  # -1, -0.5, 0, 0.5, 1: some games lucky for side one, some for side two
-    return {1: (0.02, "damage roll"), 2: (round(0.16 * scale, 4), "critical hit" if scale else "")}.get(turn, (0.0, ""))
+    luck, event = {1: (0.02, "damage roll"), 2: (0.16 * scale, "critical hit" if scale else "")}.get(turn, (0.0, ""))
+    return round(min(max(luck, after - 1), after), 4), event
 
 
 def add_luck(folder: Path) -> LuckGames:
     """Write the luck tables into the published `folder` (see the module's docstring); which game is which."""
     games = pd.read_csv(folder / "games.csv")
     long = games["turns"] >= 3
-    graph = str(games.loc[(games["p1"] == "llm-a") & long & (games["winner"] == "p1"), "uid"].iloc[0])
+    graph = str(games.loc[(games["p1"] == "llm-a") & (games["turns"] == len(GRAPH_VALUES) - 1)
+                          & (games["winner"] == "p1"), "uid"].iloc[0])
     others = [str(u) for u in games.loc[games["p2"] != "llm-a", "uid"] if u != graph]
     failed = str(games.loc[long & (games["uid"] != graph) & (games["winner"] != "tie"), "uid"].iloc[0])
     others = [u for u in others if u != failed]
@@ -74,7 +81,7 @@ def add_luck(folder: Path) -> LuckGames:
                               "turns_failed": int(g["turns"]), "error": NO_TURN})
             continue
         turns = int(g["turns"])
-        values = [0.5 + (score - 0.5) * t / turns for t in range(turns + 1)]  # before turn 1, ..., after the last
+        values = GRAPH_VALUES if g["uid"] == graph else [0.5 + (score - 0.5) * t / turns for t in range(turns + 1)]
         total, failed = 0.0, 0
         for t in range(1, turns + 1):
             if g["uid"] == chosen.failed_turn and t == 2:
@@ -82,8 +89,8 @@ def add_luck(folder: Path) -> LuckGames:
                 turn_rows.append({**base, "turn": t, "v_before": None, "v_after": None, "expected": None,
                                   "luck_p1": None, "outcomes": None, "event": None, "error": PANIC})
                 continue
-            luck, event = _turn_luck(t, k, g["uid"] == graph)
             after = values[t]
+            luck, event = GRAPH_LUCK.get(t, (0.0, "")) if g["uid"] == graph else _turn_luck(t, k, after)
             total += luck
             turn_rows.append({**base, "turn": t, "v_before": values[t - 1], "v_after": after,
                               "expected": after - luck, "luck_p1": luck, "outcomes": 8 if event else 1,
@@ -103,18 +110,18 @@ def add_luck(folder: Path) -> LuckGames:
 
 
 def _write_quality(folder: Path, game: pd.Series) -> None:
-    """The graph game's scored decisions: a blunder by each side (llm-a, Player 1, on turn 2; the bot on turn 1)
-    and a decision that is no blunder (turn 3)."""
+    """The graph game's scored decisions: blunders by llm-a (Player 1) on turn 1, the answer with the hostile
+    reason, and by the bot (Player 2, no reason) on turn 2; llm-a's turn 3 is no blunder."""
     base = {"uid": game["uid"], "game_id": game["game_id"], "run": game["run"], "kind": "move", "options": 4,
             "engine": "poke-engine 0.0.48", "settings": "iterations 200", "match": False, "note": None}
+    p1, p2 = {"side": "p1", "player": game["p1"]}, {"side": "p2", "player": game["p2"]}
     rows = [
-        base | {"side": "p2", "player": game["p2"], "decision": 1, "turn": 1, "choice": "move 2", "action": "swordsdance",
-                "engine_action": "astralbarrage", "best_value": 0.6, "value": 0.35, "regret": 0.25, "blunder": True},
-        base | {"side": "p1", "player": game["p1"], "decision": 2, "turn": 2, "choice": "move 1", "action": "moonblast",
-                "engine_action": "switch florges", "best_value": 0.71, "value": 0.4, "regret": 0.31, "blunder": True},
-        base | {"side": "p1", "player": game["p1"], "decision": 3, "turn": 3, "choice": "move 1", "action": "moonblast",
-                "engine_action": "moonblast", "best_value": 0.5, "value": 0.45, "regret": 0.05, "blunder": False,
-                "match": True},
+        base | p1 | {"decision": 1, "turn": 1, "choice": "move 1", "action": "moonblast",
+                     "engine_action": "switch florges", "best_value": 0.71, "value": 0.4, "regret": 0.31, "blunder": True},
+        base | p2 | {"decision": 2, "turn": 2, "choice": "move 2", "action": "swordsdance",
+                     "engine_action": "astralbarrage", "best_value": 0.6, "value": 0.35, "regret": 0.25, "blunder": True},
+        base | p1 | {"decision": 3, "turn": 3, "choice": "move 1", "action": "moonblast", "engine_action": "moonblast",
+                     "best_value": 0.5, "value": 0.45, "regret": 0.05, "blunder": False, "match": True},
     ]
     write_table(folder / "decision_quality.csv", DecisionQualityRow, pd.DataFrame(rows))
 
