@@ -16,7 +16,7 @@ import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pandas as pd
 from pydantic import Field, create_model
@@ -66,15 +66,16 @@ def add_luck(folder: Path) -> LuckGames:
     graph = str(games.loc[(games["p1"] == "llm-a") & (games["turns"] == len(GRAPH_VALUES) - 1)
                           & (games["winner"] == "p1"), "uid"].iloc[0])
     others = [str(u) for u in games.loc[games["p2"] != "llm-a", "uid"] if u != graph]
-    failed = str(games.loc[long & (games["uid"] != graph) & (games["winner"] != "tie"), "uid"].iloc[0])
-    others = [u for u in others if u != failed]
-    chosen = LuckGames(graph=graph, failed_turn=failed, error=others[0], missing=others[1])
-    luck_rows, turn_rows = [], []
+    broken = str(games.loc[long & (games["uid"] != graph) & (games["winner"] != "tie"), "uid"].iloc[0])
+    others = [u for u in others if u != broken]
+    chosen = LuckGames(graph=graph, failed_turn=broken, error=others[0], missing=others[1])
+    luck_rows: list[dict[str, Any]] = []
+    turn_rows: list[dict[str, Any]] = []
     for k, g in enumerate(games.to_dict("records")):
         if g["uid"] == chosen.missing:
             continue
         score = {"p1": 1.0, "tie": 0.5, "p2": 0.0}[g["winner"]]
-        base = {"uid": g["uid"], "game_id": g["game_id"]}
+        base: dict[str, Any] = {"uid": g["uid"], "game_id": g["game_id"]}
         if g["uid"] == chosen.error:
             luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
                               "luck_p1": 0.0, "adjusted_p1": score, "start_p1": None, "turns_analysed": 0,
@@ -146,7 +147,7 @@ def ratings_contract() -> type[RatingRow]:
     if all(name in RatingRow.model_fields for name in RATING_LUCK):
         return RatingRow
     fields = {name: (float | None, Field(description=name)) for name in RATING_LUCK}
-    return create_model("RatingRowWithLuck", __base__=RatingRow, **fields)  # type: ignore[call-overload, no-any-return]
+    return create_model("RatingRowWithLuck", __base__=RatingRow, **fields)  # type: ignore[call-overload]
 
 
 @contextlib.contextmanager
