@@ -132,11 +132,13 @@ def test_an_unanalysed_folder_shows_no_luck_anywhere(sites: tuple[Path, Path, Lu
         assert not re.search(r"\bnan\b", page_text(page), re.I), page
 
 
-def test_leaderboard_shows_the_adjusted_elo_and_luck_per_game_beside_the_elo(sites: tuple[Path, Path, LuckGames]) -> None:
-    _, site, _ = sites
-    board = page_text(site / "index.html").split('class="leaderboard"')[1].split("</table>")[0]
+def test_leaderboard_shows_the_adjusted_elo_beside_the_elo_and_each_players_luck(
+        sites: tuple[Path, Path, LuckGames]) -> None:
+    _, site, chosen = sites
+    page = page_text(site / "index.html")
+    board = page.split('class="leaderboard"')[1].split("</table>")[0]
     head = re.findall(r"<th[^>]*>([^<]*)</th>", board)
-    assert head[3:7] == ["Elo", "95% interval", "Adjusted Elo [interval]", "Luck / game [interval]"]
+    assert head[3:6] == ["Elo", "95% interval", "Adjusted Elo"]
     ratings = pd.read_csv(site / "ratings.csv")
     rows = re.findall(r"<tr>(.*?)</tr>", board.split("<tbody>")[1], re.S)
     assert len(rows) == len(ratings)
@@ -147,11 +149,20 @@ def test_leaderboard_shows_the_adjusted_elo_and_luck_per_game_beside_the_elo(sit
     for row, r in zip(rows, ratings.to_dict("records")):
         assert f'>{r["player"]}</a>' in row
         adjusted = re.search(r'<td class="num adjusted">(.*?)</td>', row).group(1)
-        assert adjusted == (f'{r["elo_adjusted"]:.0f}<br><span class="muted">{r["adjusted_lo"]:.0f}–'
+        assert adjusted == (f'{r["elo_adjusted"]:.0f}<br><span class="muted under">{r["adjusted_lo"]:.0f}–'
                             f'{r["adjusted_hi"]:.0f}</span>')
-        luck = re.search(r'<td class="num luck">(.*?)</td>', row).group(1)
-        assert luck == (f'{signed(r["luck_mean"])}<br><span class="muted">[{signed(r["luck_lo"])}, '
-                        f'{signed(r["luck_hi"])}]</span>')
+    # the luck table: each player's Elo, adjusted Elo, the move, its mean luck per game, the games measured
+    luck = pd.read_csv(site / "luck.csv")
+    measured = luck[luck["error"].isna()]
+    table = page.split('class="luck-board"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
+    for row, r in zip(rows, ratings.to_dict("records")):
+        cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', row)
+        games = int(((measured["p1"] == r["player"]) | (measured["p2"] == r["player"])).sum())
+        assert cells == [f'{r["elo"]:.0f}', f'{r["elo_adjusted"]:.0f}', f'{r["adjusted_lo"]:.0f}–{r["adjusted_hi"]:.0f}',
+                         f'{r["elo_adjusted"] - r["elo"]:+.0f}'.replace("-", "−"), signed(r["luck_mean"]),
+                         f'[{signed(r["luck_lo"])}, {signed(r["luck_hi"])}]', str(games)]
+    assert len(rows) == len(ratings) and len(measured) == len(luck) - 1 == len(pd.read_csv(site / "games.csv")) - 2
 
 
 def test_games_page_has_each_games_luck_and_adjusted_score_to_sort_by(sites: tuple[Path, Path, LuckGames]) -> None:

@@ -235,7 +235,15 @@ class _Site:
                          spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
                          quality=self._quality_summary(),
                          has_luck=any(not fmt.missing(r.get(k)) for r in self.ratings for k in ("luck_mean",
-                                                                                                "elo_adjusted")))
+                                                                                                "elo_adjusted")),
+                         luck_games=self._luck_games())
+
+    def _luck_games(self) -> dict[str, int]:
+        """Per player, its games whose luck was measured (luck.csv rows without an error)."""
+        if not self.has_luck:
+            return {}
+        measured = self.luck[self.luck["error"].isna()]
+        return pd.concat([measured["p1"], measured["p2"]]).value_counts().to_dict()
 
     def _quality_summary(self) -> dict[str, Any] | None:
         """What the leaderboard says of the decision quality: its settings and the engine's run-to-run spread."""
