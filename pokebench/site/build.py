@@ -6,16 +6,20 @@ store, no live object), and writes HTML from the Jinja2 templates in ``templates
 (autoescaped: every text from the data is escaped), the CSS and JS of ``static/`` and the
 plots of :mod:`pokebench.site.plots`. Pages (relative to the folder):
 
-- ``index.html``: leaderboard (point rank and uncertainty rank), ratings plot,
+- ``index.html``: leaderboard (point rank and uncertainty rank; the luck-adjusted Elo beside the
+  Elo and a table of each player's luck when the runs were analysed), ratings plot,
   head-to-head, mirror-pair splits, spend, cost against rating;
-- ``games.html``: every game grouped by mirror pair with the pair's result, sortable and
-  filterable (``static/games.js``; without JS a plain table);
+- ``games.html``: every game grouped by mirror pair with the pair's result (and each game's luck and
+  adjusted score when analysed), sortable and filterable (``static/games.js``; without JS a plain table);
 - ``players/<player>.html``: settings apart from figures, opponents, pair splits, extra
   tables, games;
 - ``replays/<uid>.html``: Showdown's own replay viewer for the game's log (loaded from
   Showdown's client site like its saved replay files), the text view turn by turn as the
   offline fallback, each answer (what the model was sent, raw answer, invalid answer and
-  the error sent back, tokens, cost, latency, served model) and both team sheets.
+  the error sent back, tokens, cost, latency, served model) and both team sheets; for a game
+  whose luck was analysed, its win-probability graph (:mod:`pokebench.site.luck`).
+
+A folder whose runs were not analysed for luck (no ``luck.csv``) shows no luck anywhere.
 
 A partial publish (missing shards, unfinished pairs) says so on every page.
 """
