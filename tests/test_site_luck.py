@@ -18,7 +18,7 @@ import pytest
 from pokebench.publish import publish
 from pokebench.site import build_site
 from pokebench.site.luck import SWING_THRESHOLD, GRAPH_SIZE, win_graph
-from support.luck_tables import NO_TURN, LuckGames, add_luck, luck_loader
+from support.luck_tables import NO_TURN, LuckGames, add_empty_luck, add_luck, luck_loader
 from support.synthetic_runs import EVIL_REASON, make_run
 
 pytestmark = pytest.mark.server  # the replays' text view needs the pinned server's text templates (make setup)
@@ -121,9 +121,14 @@ def test_a_game_without_luck_says_why_and_draws_nothing(sites: tuple[Path, Path,
     assert "<svg" not in missing and "this game is not in the luck analysis" in missing and "<dt>Luck</dt>" not in missing
 
 
-def test_an_unanalysed_folder_shows_no_luck_anywhere(sites: tuple[Path, Path, LuckGames]) -> None:
+def test_an_unanalysed_folder_shows_no_luck_anywhere(sites: tuple[Path, Path, LuckGames], tmp_path: Path) -> None:
     plain, lucky, _ = sites
-    for page in sorted(plain.rglob("*.html")):
+    empty = tmp_path / "empty"  # the luck tables without rows, the ratings' luck columns empty
+    shutil.copytree(plain, empty)
+    add_empty_luck(empty)
+    with luck_loader():
+        build_site(empty)
+    for page in [*sorted(plain.rglob("*.html")), *sorted(empty.rglob("*.html"))]:
         text = page_text(page)
         assert "win-graph" not in text and "No win-probability graph" not in text, page
         assert "Luck" not in text and "luck-adjusted" not in text and "Adjusted" not in text, page

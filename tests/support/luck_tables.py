@@ -88,7 +88,7 @@ def add_luck(folder: Path) -> LuckGames:
             if g["uid"] == chosen.failed_turn and t == 2:
                 failed += 1
                 turn_rows.append({**base, "turn": t, "v_before": None, "v_after": None, "expected": None,
-                                  "luck_p1": None, "outcomes": None, "event": None, "error": PANIC})
+                                  "luck_p1": None, "outcomes": 0, "event": None, "error": PANIC})
                 continue
             after = values[t]
             luck, event = GRAPH_LUCK.get(t, (0.0, "")) if g["uid"] == graph else _turn_luck(t, k, after)
@@ -110,6 +110,13 @@ def add_luck(folder: Path) -> LuckGames:
     return chosen
 
 
+def add_empty_luck(folder: Path) -> None:
+    """The luck tables of a run that was not analysed: no rows, the ratings' luck columns empty."""
+    pd.DataFrame(columns=LUCK_COLUMNS).to_csv(folder / "luck.csv", index=False)
+    pd.DataFrame(columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
+    _write_rating_luck(folder, pd.DataFrame(columns=LUCK_COLUMNS))
+
+
 def _write_quality(folder: Path, game: pd.Series) -> None:
     """The graph game's scored decisions: blunders by llm-a (Player 1) on turn 1, the answer with the hostile
     reason, and by the bot (Player 2, no reason) on turn 2; llm-a's turn 3 is no blunder."""
@@ -128,15 +135,16 @@ def _write_quality(folder: Path, game: pd.Series) -> None:
 
 
 def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
-    """Each player's mean luck per game from its side (interval ±0.05) and an adjusted Elo (raw + 7, ±40)."""
+    """Each player's mean luck per game from its side (interval ±0.05) and an adjusted Elo (raw + 7, ±40); empty
+    for a player with no luck measured."""
     ratings = pd.read_csv(folder / "ratings.csv")
     measured = luck[luck["error"].isna()]
     mine = pd.concat([pd.DataFrame({"player": measured["p1"], "luck": measured["luck_p1"]}),
                       pd.DataFrame({"player": measured["p2"], "luck": -measured["luck_p1"]})])
     mean = mine.groupby("player")["luck"].mean()
-    ratings["luck_mean"] = ratings["player"].map(mean).round(4)
+    ratings["luck_mean"] = ratings["player"].map(mean).astype(float).round(4)
     ratings["luck_lo"], ratings["luck_hi"] = ratings["luck_mean"] - 0.05, ratings["luck_mean"] + 0.05
-    ratings["elo_adjusted"] = ratings["elo"] + 7
+    ratings["elo_adjusted"] = ratings["elo"].where(ratings["luck_mean"].notna()) + 7
     ratings["adjusted_lo"], ratings["adjusted_hi"] = ratings["elo_adjusted"] - 40, ratings["elo_adjusted"] + 40
     order = list(ratings_contract().model_fields)
     ratings[order].to_csv(folder / "ratings.csv", index=False)
