@@ -22,7 +22,7 @@ import pytest
 
 from pokebench.publish import publish
 from pokebench.site import build_site
-from support.luck_tables import LuckGames, add_luck, luck_loader
+from support.luck_tables import LuckGames, add_luck
 from support.synthetic_runs import BOTS, EVIL_NICK, EVIL_REASON, make_run
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"),
@@ -388,8 +388,7 @@ def luck_site(site: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     copy = tmp_path_factory.mktemp("luck") / "site"
     shutil.copytree(site, copy)
     chosen = add_luck(copy)
-    with luck_loader():
-        build_site(copy)
+    build_site(copy)
     return copy, chosen
 
 

@@ -18,7 +18,7 @@ import pytest
 from pokebench.publish import publish
 from pokebench.site import build_site
 from pokebench.site.luck import SWING_THRESHOLD, GRAPH_SIZE, win_graph
-from support.luck_tables import NO_TURN, LuckGames, add_empty_luck, add_luck, luck_loader
+from support.luck_tables import NO_TURN, LuckGames, add_empty_luck, add_luck
 from support.synthetic_runs import EVIL_REASON, make_run
 
 pytestmark = pytest.mark.server  # the replays' text view needs the pinned server's text templates (make setup)
@@ -33,8 +33,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, LuckGam
     lucky = root / "lucky"
     shutil.copytree(plain, lucky)
     chosen = add_luck(lucky)
-    with luck_loader():
-        build_site(lucky)
+    build_site(lucky)
     return plain, lucky, chosen
 
 
@@ -126,8 +125,7 @@ def test_an_unanalysed_folder_shows_no_luck_anywhere(sites: tuple[Path, Path, Lu
     empty = tmp_path / "empty"  # the luck tables without rows, the ratings' luck columns empty
     shutil.copytree(plain, empty)
     add_empty_luck(empty)
-    with luck_loader():
-        build_site(empty)
+    build_site(empty)
     for page in [*sorted(plain.rglob("*.html")), *sorted(empty.rglob("*.html"))]:
         text = page_text(page)
         assert "win-graph" not in text and "No win-probability graph" not in text, page

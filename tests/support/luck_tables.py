@@ -4,31 +4,27 @@
 and ``decision_quality.csv`` (a few decisions, two of them blunders), adds the luck and adjusted-Elo columns to
 ``ratings.csv`` and lists the new tables in ``meta.json``, so that the site can be built again from the folder.
 The figures are synthetic but consistent the way the analysis makes them: a turn's luck is ``v_after -
-expected``, a game's luck the sum of its turns', its adjusted score the score minus that luck.
-
-Until the ratings' luck columns are in :class:`pokebench.results.schema.RatingRow` (branch luck-ratings),
-:func:`ratings_contract` is the loader's ratings row with them added, for the site build.
+expected``, a game's luck the sum of its turns', its adjusted score the score minus that luck; the ratings'
+columns are fitted from them by the publisher's own code.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pandas as pd
-from pydantic import Field, create_model
 
-from pokebench.results import reading
-from pokebench.results.schema import DecisionQualityRow, RatingRow
+from pokebench.results.figures import adjusted_figures
+from pokebench.results.reading import read_meta, read_table
+from pokebench.results.schema import DecisionQualityRow, GameRow, RatingRow
 from pokebench.results.writing import write_table
 
 LUCK_COLUMNS = ["uid", "game_id", "run", "p1", "p2", "score_p1", "luck_p1", "adjusted_p1", "start_p1",
                 "turns_analysed", "turns_failed", "error"]
 TURN_COLUMNS = ["uid", "game_id", "turn", "v_before", "v_after", "expected", "luck_p1", "outcomes", "event", "error"]
-RATING_LUCK = ["elo_adjusted", "adjusted_lo", "adjusted_hi", "luck_mean", "luck_lo", "luck_hi"]
 NO_TURN = "no searchable turn: the engine could not take any position of this game"
 PANIC = "Taunt duration cannot be 3 when taunt volatile is active"
 
@@ -111,10 +107,9 @@ def add_luck(folder: Path) -> LuckGames:
 
 
 def add_empty_luck(folder: Path) -> None:
-    """The luck tables of a run that was not analysed: no rows, the ratings' luck columns empty."""
+    """The luck tables of a run that was not analysed: no rows (the ratings' luck columns are empty already)."""
     pd.DataFrame(columns=LUCK_COLUMNS).to_csv(folder / "luck.csv", index=False)
     pd.DataFrame(columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
-    _write_rating_luck(folder, pd.DataFrame(columns=LUCK_COLUMNS))
 
 
 def _write_quality(folder: Path, game: pd.Series) -> None:
@@ -135,35 +130,12 @@ def _write_quality(folder: Path, game: pd.Series) -> None:
 
 
 def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
-    """Each player's mean luck per game from its side (interval ±0.05) and an adjusted Elo (raw + 7, ±40); empty
-    for a player with no luck measured."""
-    ratings = pd.read_csv(folder / "ratings.csv")
-    measured = luck[luck["error"].isna()]
-    mine = pd.concat([pd.DataFrame({"player": measured["p1"], "luck": measured["luck_p1"]}),
-                      pd.DataFrame({"player": measured["p2"], "luck": -measured["luck_p1"]})])
-    mean = mine.groupby("player")["luck"].mean()
-    ratings["luck_mean"] = ratings["player"].map(mean).astype(float).round(4)
-    ratings["luck_lo"], ratings["luck_hi"] = ratings["luck_mean"] - 0.05, ratings["luck_mean"] + 0.05
-    ratings["elo_adjusted"] = ratings["elo"].where(ratings["luck_mean"].notna()) + 7
-    ratings["adjusted_lo"], ratings["adjusted_hi"] = ratings["elo_adjusted"] - 40, ratings["elo_adjusted"] + 40
-    order = list(ratings_contract().model_fields)
-    ratings[order].to_csv(folder / "ratings.csv", index=False)
-
-
-def ratings_contract() -> type[RatingRow]:
-    """The ratings row with the luck contract's columns: RatingRow itself once it has them."""
-    if all(name in RatingRow.model_fields for name in RATING_LUCK):
-        return RatingRow
-    fields = {name: (float | None, Field(description=name)) for name in RATING_LUCK}
-    return create_model("RatingRowWithLuck", __base__=RatingRow, **fields)  # type: ignore[call-overload]
-
-
-@contextlib.contextmanager
-def luck_loader() -> Iterator[None]:
-    """The loader reading ratings.csv with the luck columns (no change once RatingRow has them)."""
-    saved = reading.RatingRow
-    reading.RatingRow = ratings_contract()  # type: ignore[misc]
-    try:
-        yield
-    finally:
-        reading.RatingRow = saved  # type: ignore[misc]
+    """The ratings' luck columns as the publisher fits them (:func:`pokebench.results.figures.adjusted_figures`)
+    from these games and their luck rows; empty when no game has measured luck."""
+    meta = read_meta(folder)
+    games = read_table(folder / "games.csv", GameRow)
+    figures = adjusted_figures(games, luck, meta.anchor, meta.bootstrap.samples, meta.bootstrap.seed,
+                               meta.bootstrap.level, meta.prior_sd)
+    ratings = read_table(folder / "ratings.csv", RatingRow)
+    ratings = ratings.drop(columns=list(figures.columns.drop("player"))).merge(figures, on="player", how="left")
+    write_table(folder / "ratings.csv", RatingRow, ratings)
