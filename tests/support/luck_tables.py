@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from pokebench.analysis.quality import quality_figures
 from pokebench.results.figures import adjusted_figures
 from pokebench.results.reading import read_meta, read_table
 from pokebench.results.schema import DecisionQualityRow, GameRow, RatingRow
@@ -32,7 +33,7 @@ PANIC = "Taunt duration cannot be 3 when taunt volatile is active"
 @dataclass(frozen=True)
 class LuckGames:
     """Which game of the folder shows what: `graph` (an LLM game won by llm-a as Player 1 in 3 turns: a swing each
-    way (:data:`GRAPH_LUCK`), a blunder by each side; see :func:`_write_quality`), `failed_turn` (one turn not valued: the
+    way (:data:`GRAPH_LUCK`), a blunder by each side: :func:`_write_quality`), `failed_turn` (one turn not valued: the
     line breaks there), `error` (no searchable turn: a luck row with its error, no graph) and `missing` (left out
     of the luck tables)."""
 
@@ -130,12 +131,15 @@ def _write_quality(folder: Path, game: pd.Series) -> None:
 
 
 def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
-    """The ratings' luck columns as the publisher fits them (:func:`pokebench.results.figures.adjusted_figures`)
-    from these games and their luck rows; empty when no game has measured luck."""
+    """The ratings' luck and decision-quality columns as the publisher fits them
+    (:func:`pokebench.results.figures.adjusted_figures`, :func:`pokebench.analysis.quality.quality_figures`) from
+    these games, their luck rows and the decisions scored; the luck columns empty when no luck was measured."""
     meta = read_meta(folder)
     games = read_table(folder / "games.csv", GameRow)
-    figures = adjusted_figures(games, luck, meta.anchor, meta.bootstrap.samples, meta.bootstrap.seed,
-                               meta.bootstrap.level, meta.prior_sd)
+    boot = meta.bootstrap
+    figures = adjusted_figures(games, luck, meta.anchor, boot.samples, boot.seed, boot.level, meta.prior_sd).merge(
+        quality_figures(read_table(folder / "decision_quality.csv", DecisionQualityRow), boot.samples, boot.seed,
+                        boot.level), on="player", how="outer")
     ratings = read_table(folder / "ratings.csv", RatingRow)
     ratings = ratings.drop(columns=list(figures.columns.drop("player"))).merge(figures, on="player", how="left")
     write_table(folder / "ratings.csv", RatingRow, ratings)
