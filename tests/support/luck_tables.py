@@ -23,9 +23,12 @@ from pokebench.results.reading import read_meta, read_table
 from pokebench.results.schema import DecisionQualityRow, GameRow, RatingRow
 from pokebench.results.writing import write_table
 
+#: The columns of luck.csv and luck_turns.csv, in order, as branch luck-core's LuckRow and LuckTurnRow have them.
 LUCK_COLUMNS = ["uid", "game_id", "run", "p1", "p2", "score_p1", "luck_p1", "adjusted_p1", "start_p1",
-                "turns_analysed", "turns_failed", "error"]
-TURN_COLUMNS = ["uid", "game_id", "turn", "v_before", "v_after", "expected", "luck_p1", "outcomes", "event", "error"]
+                "turns_analysed", "turns_failed", "error", "value_model"]
+TURN_COLUMNS = ["uid", "game_id", "turn", "v_before", "v_after", "expected", "luck_p1", "roll_luck", "outcomes",
+                "event", "error"]
+VALUE_MODEL = "logistic-test 1"
 NO_TURN = "no searchable turn: the engine could not take any position of this game"
 PANIC = "Taunt duration cannot be 3 when taunt volatile is active"
 
@@ -76,7 +79,7 @@ def add_luck(folder: Path) -> LuckGames:
         if g["uid"] == chosen.error:
             luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
                               "luck_p1": 0.0, "adjusted_p1": score, "start_p1": None, "turns_analysed": 0,
-                              "turns_failed": int(g["turns"]), "error": NO_TURN})
+                              "turns_failed": int(g["turns"]), "error": NO_TURN, "value_model": VALUE_MODEL})
             continue
         turns = int(g["turns"])
         values = GRAPH_VALUES if g["uid"] == graph else [0.5 + (score - 0.5) * t / turns for t in range(turns + 1)]
@@ -85,24 +88,25 @@ def add_luck(folder: Path) -> LuckGames:
             if g["uid"] == chosen.failed_turn and t == 2:
                 failed += 1
                 turn_rows.append({**base, "turn": t, "v_before": None, "v_after": None, "expected": None,
-                                  "luck_p1": None, "outcomes": 0, "event": None, "error": PANIC})
+                                  "luck_p1": 0.0, "roll_luck": 0.0, "outcomes": 0, "event": "", "error": PANIC})
                 continue
             after = values[t]
             luck, event = GRAPH_LUCK.get(t, (0.0, "")) if g["uid"] == graph else _turn_luck(t, k, after)
             total += luck
             turn_rows.append({**base, "turn": t, "v_before": values[t - 1], "v_after": after,
-                              "expected": after - luck, "luck_p1": luck, "outcomes": 8 if event else 1,
+                              "expected": after - luck, "luck_p1": luck,
+                              "roll_luck": luck if event == "damage roll" else 0.0, "outcomes": 8 if event else 1,
                               "event": event, "error": None})
         luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
                           "luck_p1": round(total, 6), "adjusted_p1": round(score - total, 6),
                           "start_p1": values[0] - 0.5, "turns_analysed": turns - failed, "turns_failed": failed,
-                          "error": None})
+                          "error": None, "value_model": VALUE_MODEL})
     pd.DataFrame(luck_rows, columns=LUCK_COLUMNS).to_csv(folder / "luck.csv", index=False)
     pd.DataFrame(turn_rows, columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
     _write_quality(folder, games[games["uid"] == graph].iloc[0])
     _write_rating_luck(folder, pd.DataFrame(luck_rows))
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    meta["tables"] = [*meta["tables"], "luck.csv", "luck_turns.csv"]
+    meta["tables"] = [*meta["tables"], *(t for t in ("luck.csv", "luck_turns.csv") if t not in meta["tables"])]
     (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return chosen
 
