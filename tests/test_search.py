@@ -358,7 +358,7 @@ def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search
         side = "p1" if result.spec.p1 == "search" else "p2"
         wins += result.record["winner"] == side
         summary = result.players[side]
-        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "engine": ENGINE,
+        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "inference": True, "engine": ENGINE,
                                      "seeded": False}
         assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
         rows = [d for d in result.decisions if d.side == side]

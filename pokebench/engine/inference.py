@@ -36,3 +36,653 @@ used only while the Pokémon still holds the item it started with (no item line 
 If the checks rule out every set the constraints allow (a mechanic the checks do not model), the
 Pokémon's sets are weighted by the constraints alone and it is counted in ``fallbacks``.
 """
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from poke_env.battle import AbstractBattle, Pokemon
+from poke_env.data import GenData
+
+from pokebench.engine.sets import RandomSet, Revealed, SetTable
+
+__all__ = ["EVIDENCE", "Check", "Facts", "SetBelief", "speed_stat"]
+
+#: The kinds of evidence beyond the hard constraints (all used by default).
+EVIDENCE = frozenset({"hazards", "life-orb", "choice", "speed"})
+#: Random battles' speed EVs and IVs (``data/random-battles/gen9/teams.ts``: 85 and 31; 0 and 0 for these moves).
+SPEED_EVS, SPEED_IVS = 85, 31
+_SLOW_SETS = frozenset({"trickroom", "gyroball"})
+_CHOICE = frozenset({"choiceband", "choicespecs", "choicescarf"})
+_HAZARD_PROOF = frozenset({"heavydutyboots"})
+#: Lines that end what a move or a switch-in did (the next action, the turn's end).
+_ACTION = frozenset({"move", "switch", "drag", "cant", "turn", "upkeep"})
+#: A line with these makes a turn's order not the speeds' (a boosted or reordered action).
+_REORDERED = ("item: Quick Claw", "Custap Berry", "ability: Quick Draw", "move: After You", "move: Quash",
+              "move: Instruct")
+_STEALS = ("move: Thief", "move: Covet", "ability: Magician", "ability: Pickpocket")
+_SWAPS = ("move: Trick", "move: Switcheroo")
+_WEATHER_SPEED = {"swiftswim": ("raindance", "primordialsea"), "chlorophyll": ("sunnyday", "desolateland"),
+                  "sandrush": ("sandstorm",), "slushrush": ("snow", "snowscape", "hail")}
+#: Abilities that change who moves first within a priority bracket in ways a speed does not say.
+_UNORDERED_ABILITIES = frozenset({"stall", "myceliummight", "quickdraw", "galewings", "slowstart"})
+_UNORDERED_ITEMS = frozenset({"laggingtail", "fullincense", "quickclaw", "custapberry"})
+
+
+def _id(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+@functools.lru_cache(maxsize=1)
+def _dex() -> GenData:
+    return GenData.from_gen(9)
+
+
+def speed_stat(base: int, level: int, slow: bool = False) -> int:
+    """A random-battle set's Speed stat (neutral nature; `slow`: a Trick Room or Gyro Ball set's 0 EVs and IVs)."""
+    evs, ivs = (0, 0) if slow else (SPEED_EVS, SPEED_IVS)
+    return (2 * base + ivs + evs // 4) * level // 100 + 5
+
+
+def _boosted(stat: int, stage: int) -> int:
+    stage = max(-6, min(6, stage))
+    return stat * (2 + stage) // 2 if stage >= 0 else stat * 2 // (2 - stage)
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a side's speed depends on at a moment, beside its set: what the battle showed."""
+
+    boost: int = 0
+    paralysed: bool = False
+    statused: bool = False
+    tailwind: bool = False
+    weather: str = ""
+    terrain: str = ""
+    speed_boosted: bool = False  # Protosynthesis or Quark Drive on Speed
+
+
+def effective_speed(stat: int, ability: str, item: str, cond: Conditions) -> float:
+    """The speed Showdown orders actions by (its chained modifiers multiplied, not rounded per step)."""
+    mult = 1.0
+    if item == "choicescarf":
+        mult *= 1.5
+    elif item == "ironball":
+        mult *= 0.5
+    if cond.weather in _WEATHER_SPEED.get(ability, ()) or (ability == "surgesurfer" and cond.terrain == "electricterrain"):
+        mult *= 2
+    if ability == "quickfeet" and cond.statused:
+        mult *= 1.5
+    elif cond.paralysed:
+        mult *= 0.5
+    if cond.speed_boosted:
+        mult *= 1.5
+    if cond.tailwind:
+        mult *= 2
+    return math.floor(_boosted(stat, cond.boost) * mult)
+
+
+def move_priority(move: str, ability: str, terrain: str) -> int | None:
+    """A move's priority bracket with the user's ability; None when it is not the speeds that order it."""
+    entry = _dex().moves.get(move)
+    if entry is None or ability in _UNORDERED_ABILITIES:
+        return None
+    priority = int(entry.get("priority", 0))
+    if ability == "prankster" and entry.get("category") == "Status":
+        priority += 1
+    if ability == "triage" and "heal" in entry.get("flags", {}):
+        priority += 3
+    if move == "grassyglide" and terrain == "grassyterrain":
+        priority += 1
+    return priority
+
+
+@dataclass(frozen=True)
+class Check:
+    """One piece of evidence about one opposing Pokémon: the sets it allows."""
+
+    kind: str  # one of EVIDENCE
+    turn: int
+    why: str
+    test: Callable[[RandomSet], bool] = field(compare=False, repr=False)
+
+
+@dataclass
+class Facts:
+    """What one player's battle says of one opposing Pokémon: hard constraints and checks."""
+
+    revealed: Revealed
+    checks: list[Check] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SpeedOrder:
+    """A turn both sides used a move: who went first, and all but the opponent's set that decided it."""
+
+    opponent_first: bool
+    species: str
+    level: int
+    opponent_move: str
+    opponent_cond: Conditions
+    our_priority: int
+    our_speed: float
+    trick_room: bool
+
+    def allows(self, candidate: RandomSet) -> bool:
+        if candidate.item in _UNORDERED_ITEMS:
+            return True
+        theirs = move_priority(self.opponent_move, candidate.ability, self.opponent_cond.terrain)
+        if theirs is None:
+            return True
+        if theirs != self.our_priority:
+            return (theirs > self.our_priority) == self.opponent_first
+        base = int(_dex().pokedex[self.species]["baseStats"]["spe"])
+        stat = speed_stat(base, candidate.level, slow=bool(_SLOW_SETS & set(candidate.moves)))
+        speed = effective_speed(stat, candidate.ability, candidate.item, self.opponent_cond)
+        if abs(speed - self.our_speed) <= 1:  # a tie (or the modifiers' rounding): either order
+            return True
+        return (speed > self.our_speed) != self.trick_room if self.opponent_first else (speed < self.our_speed) != self.trick_room
+
+
+def _key(ident: str) -> str:
+    """``p2a: Name`` -> ``p2: Name`` (poke-env's team key)."""
+    ident = ident.strip()
+    return ident[:2] + ident[3:] if len(ident) > 3 and ident[2] != ":" else ident
+
+
+def _from(parts: Sequence[str]) -> str:
+    return next((p[6:].strip() for p in parts if p.startswith("[from]")), "")
+
+
+def _of(parts: Sequence[str]) -> str:
+    return next((_key(p[4:]) for p in parts if p.startswith("[of]")), "")
+
+
+def _is_action(parts: Sequence[str]) -> bool:
+    """A ``move`` line of an action of its own (not a move called or reflected; a locked-in move is one)."""
+    source = _from(parts)
+    return not source or _id(source) == "lockedmove"
+
+
+@dataclass
+class _Pending:
+    """A switch-in's hazards or a hit's recoil, open until the next action shows whether it happened."""
+
+    kind: str
+    key: str
+    turn: int
+    hazards: tuple[str, ...] = ()
+    took: set[str] = field(default_factory=set)
+    hit: bool = False
+    recoiled: bool = False
+    fainted: bool = False
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """The battle when a turn's first move started: the actives, Trick Room, each side's speed conditions."""
+
+    active: dict[str, str]
+    trick_room: bool
+    ours: Conditions
+    theirs: Conditions
+
+
+@dataclass(frozen=True)
+class _Order:
+    """A turn whose first two actions were a move of each side (its speed check is made after the walk)."""
+
+    theirs: str
+    mine: str
+    opponent_first: bool
+    opponent_move: str
+    our_move: str
+    snapshot: _Snapshot
+    turn: int
+
+
+class _Reader:
+    """Reads one side's protocol lines in order; keeps what the checks need and collects them."""
+
+    def __init__(self, battle: AbstractBattle) -> None:
+        self.battle = battle
+        self.me = battle.player_role or "p1"
+        self.them = "p2" if self.me == "p1" else "p1"
+        self.turn = 0
+        self.active: dict[str, str] = {}
+        self.boosts: dict[str, int] = {}
+        self.status: dict[str, str] = {}
+        self.speed_boosted: set[str] = set()
+        self.uncertain: set[str] = set()  # speed or ability no longer known (Transform, Baton Pass, Skill Swap...)
+        self.conditions: dict[str, dict[str, int]] = {"p1": {}, "p2": {}}
+        self.weather = ""
+        self.fields: set[str] = set()
+        self.original_item: dict[str, str] = {}
+        self.item_changed: set[str] = set()
+        self.moves: dict[str, set[str]] = {}
+        self.stay_moves: dict[str, set[str]] = {}
+        self.checks: dict[str, list[Check]] = {}
+        self.pending: list[_Pending] = []
+        self.trick: tuple[str, str, bool, bool] | None = None
+        self.turn_first: tuple[str, str, _Snapshot] | None = None
+        self.turn_reordered = False
+        self.turn_done = False
+        self.last_move: dict[str, str] = {}
+        self.our_illusion = any(m.ability == "illusion" for m in battle.team.values())
+        #: At each Pokémon's latest switch-in: its checks so far, the moves it showed since, whether its item was
+        #: known, the speed orders so far.
+        self.stay: dict[str, tuple[int, set[str], bool, int]] = {}
+        self.orders: list[_Order] = []
+
+    # ---- the walk ------------------------------------------------------------------------------
+
+    def read(self, lines: Iterable[Sequence[str]]) -> None:
+        for parts in lines:
+            if len(parts) < 2:
+                continue
+            kind = parts[1]
+            if kind in _ACTION:
+                self._close(parts)
+            handler = getattr(self, "_on_" + kind.lstrip("-").replace("-", "_"), None)
+            if handler is not None and len(parts) > 2:
+                handler(parts)
+            elif kind == "turn" and len(parts) > 2:
+                self._on_turn(parts)
+            self._watch(parts)
+        self._close(["", "turn"])
+
+    def _add(self, key: str, kind: str, why: str, test: Callable[[RandomSet], bool]) -> None:
+        found = self.checks.setdefault(key, [])
+        if key[:2] == self.them and all(c.why != why for c in found):  # the same fact twice says nothing more
+            found.append(Check(kind, self.turn, why, test))
+
+    def _watch(self, parts: Sequence[str]) -> None:
+        """Item facts any line shows (``[from] item: Leftovers``), and open switch-ins' and hits' outcomes."""
+        kind = parts[1]
+        text = "|".join(parts)
+        if any(r in text for r in _REORDERED):
+            self.turn_reordered = True
+        if "Speed Swap" in text and len(parts) > 2:
+            self.uncertain |= {_key(parts[2]), _of(parts)}
+        source = _from(parts)
+        if kind not in ("-item", "-enditem") and source.startswith("item:") and len(parts) > 2:
+            self._held(_of(parts) or _key(parts[2]), source[5:])
+        if kind == "-activate" and len(parts) > 4 and parts[3] == "move: Poltergeist":
+            self._held(_key(parts[2]), parts[4])
+        target = _key(parts[2]) if len(parts) > 2 else ""
+        for pending in self.pending:
+            if kind == "-damage" and target == pending.key and source in ("Stealth Rock", "Spikes"):
+                pending.took.add(_id(source))
+            if pending.kind != "recoil":
+                continue
+            if kind == "-damage" and target[:2] != pending.key[:2] and not source:
+                pending.hit = True
+            if target == pending.key and source == "item: Life Orb":
+                pending.recoiled = True
+            if target == pending.key and (kind == "faint" or (kind == "-damage" and len(parts) > 3 and parts[3].endswith("fnt"))):
+                pending.fainted = True
+
+    def _close(self, parts: Sequence[str]) -> None:
+        """The action `parts` starts ends what is open: a switch-in's hazards (unless its side's next
+        switch-in is the same turn's other side) and a move's hit."""
+        still = []
+        for pending in self.pending:
+            if parts[1] in ("switch", "drag") and len(parts) > 2 and parts[2][:2] != pending.key[:2] and pending.kind == "hazards":
+                still.append(pending)  # the other side's switch-in of the same moment
+                continue
+            self._settle(pending)
+        self.pending = still
+
+    def _settle(self, pending: _Pending) -> None:
+        key = pending.key
+        if key in self.item_changed:
+            return
+        if pending.kind == "hazards":
+            for hazard in pending.hazards:
+                name = "Stealth Rock" if hazard == "stealthrock" else "Spikes"
+                if hazard in pending.took:
+                    self._add(key, "hazards", f"took {name} damage switching in: not Heavy-Duty Boots",
+                              lambda s: s.item not in _HAZARD_PROOF and s.ability != "magicguard")
+                elif hazard == "stealthrock":
+                    self._add(key, "hazards", "no Stealth Rock damage switching in: Heavy-Duty Boots or Magic Guard",
+                              lambda s: s.item in _HAZARD_PROOF or s.ability == "magicguard")
+                else:
+                    self._add(key, "hazards", "no Spikes damage switching in (grounded): Heavy-Duty Boots or the like",
+                              lambda s: (s.item in _HAZARD_PROOF | {"airballoon"}
+                                         or s.ability in ("magicguard", "levitate")))
+        elif pending.hit and not pending.recoiled and not pending.fainted:
+            self._add(key, "life-orb", "a damaging hit without Life Orb recoil: not Life Orb",
+                      lambda s: s.item != "lifeorb" or s.ability in ("magicguard", "sheerforce"))
+
+    # ---- items -----------------------------------------------------------------------------------
+
+    def _held(self, key: str, item: str) -> None:
+        """`key` is shown holding `item`: its starting item, if no item line changed it before."""
+        if key and key not in self.item_changed:
+            self.original_item.setdefault(key, _id(item) or "none")
+
+    def _on_item(self, parts: Sequence[str]) -> None:
+        key, item, source, victim = _key(parts[2]), parts[3] if len(parts) > 3 else "", _from(parts), _of(parts)
+        if source in _SWAPS and self.trick is not None:
+            first, second, first_changed, second_changed = self.trick
+            partner, before = (second, second_changed) if key == first else (first, first_changed)
+            if not before:
+                self.original_item.setdefault(partner, _id(item))
+        elif source in _STEALS and victim:
+            self._held(victim, item)
+            self.item_changed.add(victim)
+        elif not source or source.startswith("ability: Frisk"):
+            self._held(key, item)
+        self.item_changed.add(key)
+
+    def _on_enditem(self, parts: Sequence[str]) -> None:
+        key = _key(parts[2])
+        self._held(key, parts[3] if len(parts) > 3 else "")
+        self.item_changed.add(key)
+
+    def _on_activate(self, parts: Sequence[str]) -> None:
+        if len(parts) > 3 and parts[3] in _SWAPS:
+            first, second = _key(parts[2]), _of(parts)
+            self.trick = (first, second, first in self.item_changed, second in self.item_changed)
+            self.item_changed |= {first, second}
+        elif len(parts) > 3 and parts[3].startswith("item: "):
+            self._held(_key(parts[2]), parts[3][6:])
+
+    # ---- the field -----------------------------------------------------------------------------
+
+    def _on_turn(self, parts: Sequence[str]) -> None:
+        self.turn = int(parts[2]) if parts[2].isdigit() else self.turn
+        self.turn_first = None
+        self.turn_reordered = False
+        self.turn_done = False
+
+    def _on_switch(self, parts: Sequence[str]) -> None:
+        side, key = parts[2][:2], _key(parts[2])
+        left = self.active.get(side)
+        if left is not None:
+            self.boosts.pop(left, None)
+            self.speed_boosted.discard(left)
+            self.stay_moves.pop(left, None)
+            self.uncertain.discard(left)
+        if self.last_move.get(side) == "batonpass":
+            self.uncertain.add(key)
+        self.last_move.pop(side, None)
+        self.active[side] = key
+        self.stay[key] = (len(self.checks.get(key, [])), set(), key in self.original_item, len(self.orders))
+        condition = parts[4].split() if len(parts) > 4 else []
+        self.status[key] = condition[1] if len(condition) > 1 else ""
+        hazards = tuple(h for h in ("stealthrock", "spikes") if self.conditions[side].get(h)
+                        and (h == "stealthrock" or self._grounded(parts[3])))
+        if hazards and side == self.them:
+            self.pending.append(_Pending("hazards", key, self.turn, hazards))
+
+    _on_drag = _on_switch
+
+    def _on_replace(self, parts: Sequence[str]) -> None:
+        """Illusion broken: what the lines since the switch-in said of the disguise was of this Pokémon."""
+        side, key = parts[2][:2], _key(parts[2])
+        disguise = self.active.get(side)
+        if disguise is not None and disguise in self.stay:
+            checks, moves, had_item, orders = self.stay[disguise]
+            self.orders[orders:] = [o for o in self.orders[orders:] if o.theirs != disguise]
+            moved = self.checks.get(disguise, [])[checks:]
+            del self.checks.get(disguise, [])[checks:]
+            self.checks.setdefault(key, []).extend(c for c in moved if c.kind != "speed")  # its speed is not the disguise's
+            self.moves.setdefault(key, set()).update(moves)
+            self.moves[disguise] = self.moves.get(disguise, set()) - moves
+            if not had_item and disguise in self.original_item:
+                self.original_item.setdefault(key, self.original_item.pop(disguise))
+        self.uncertain.add(key)
+        self.active[side] = key
+
+    def _grounded(self, details: str) -> bool:
+        species = _id(details.split(",")[0])
+        entry = _dex().pokedex.get(species, {})
+        return "gravity" not in self.fields and "Flying" not in entry.get("types", ["Flying"])
+
+    def _on_sidestart(self, parts: Sequence[str]) -> None:
+        name = _id(parts[3].removeprefix("move: ")) if len(parts) > 3 else ""
+        side = self.conditions[parts[2][:2]]
+        side[name] = side.get(name, 0) + 1
+
+    def _on_sideend(self, parts: Sequence[str]) -> None:
+        name = _id(parts[3].removeprefix("move: ")) if len(parts) > 3 else ""
+        self.conditions[parts[2][:2]].pop(name, None)
+
+    def _on_swapsideconditions(self, parts: Sequence[str]) -> None:
+        self.conditions = {"p1": self.conditions["p2"], "p2": self.conditions["p1"]}
+
+    def _on_weather(self, parts: Sequence[str]) -> None:
+        self.weather = "" if parts[2] == "none" else _id(parts[2])
+
+    def _on_fieldstart(self, parts: Sequence[str]) -> None:
+        name = _id(parts[2].removeprefix("move: "))
+        if name.endswith("terrain"):
+            self.fields = {f for f in self.fields if not f.endswith("terrain")}
+        self.fields.add(name)
+
+    def _on_fieldend(self, parts: Sequence[str]) -> None:
+        self.fields.discard(_id(parts[2].removeprefix("move: ")))
+
+    # ---- the Pokémon -----------------------------------------------------------------------------
+
+    def _on_status(self, parts: Sequence[str]) -> None:
+        self.status[_key(parts[2])] = parts[3] if len(parts) > 3 else ""
+
+    def _on_curestatus(self, parts: Sequence[str]) -> None:
+        self.status[_key(parts[2])] = ""
+
+    def _boost(self, parts: Sequence[str], sign: int) -> None:
+        if len(parts) > 4 and parts[3] == "spe" and parts[4].lstrip("-").isdigit():
+            key = _key(parts[2])
+            self.boosts[key] = max(-6, min(6, self.boosts.get(key, 0) + sign * int(parts[4])))
+
+    def _on_boost(self, parts: Sequence[str]) -> None:
+        self._boost(parts, 1)
+
+    def _on_unboost(self, parts: Sequence[str]) -> None:
+        self._boost(parts, -1)
+
+    def _on_setboost(self, parts: Sequence[str]) -> None:
+        if len(parts) > 4 and parts[3] == "spe":
+            self.boosts[_key(parts[2])] = int(parts[4])
+
+    def _on_clearboost(self, parts: Sequence[str]) -> None:
+        self.boosts.pop(_key(parts[2]), None)
+
+    def _on_clearallboost(self, parts: Sequence[str]) -> None:
+        self.boosts.clear()
+
+    def _on_clearnegativeboost(self, parts: Sequence[str]) -> None:
+        key = _key(parts[2])
+        self.boosts[key] = max(0, self.boosts.get(key, 0))
+
+    def _unknown_speed(self, parts: Sequence[str]) -> None:
+        self.uncertain.add(_key(parts[2]))
+
+    _on_copyboost = _on_swapboost = _on_invertboost = _on_transform = _on_endability = _unknown_speed
+
+    def _on_ability(self, parts: Sequence[str]) -> None:
+        source = _from(parts)
+        if source.startswith("move:") or _id(source) in ("abilitymummy", "abilitylingeringaroma",
+                                                          "abilitywanderingspirit", "abilitytrace"):
+            self.uncertain.add(_key(parts[2]))
+
+    def _on_start(self, parts: Sequence[str]) -> None:
+        if len(parts) > 3 and _id(parts[3]) in ("protosynthesisspe", "quarkdrivespe"):
+            self.speed_boosted.add(_key(parts[2]))
+
+    def _on_end(self, parts: Sequence[str]) -> None:
+        if len(parts) > 3 and _id(parts[3]) in ("protosynthesis", "quarkdrive"):
+            self.speed_boosted.discard(_key(parts[2]))
+
+    def _on_move(self, parts: Sequence[str]) -> None:
+        key, move = _key(parts[2]), _id(parts[3]) if len(parts) > 3 else ""
+        source = _id(_from(parts))
+        if key in self.uncertain and key[:2] == self.them:
+            return  # moves of a transformed (or disguised) Pokémon are not its set's
+        if source in ("", "lockedmove", "sleeptalk"):
+            if move not in self.moves.setdefault(key, set()) and key in self.stay:
+                self.stay[key][1].add(move)
+            self.moves[key].add(move)
+        if not _is_action(parts):
+            return
+        self.last_move[key[:2]] = move
+        if key[:2] == self.them:
+            self._choice(key, move)
+            entry = _dex().moves.get(move, {})
+            if entry.get("category") in ("Physical", "Special") and key not in self.item_changed:
+                self.pending.append(_Pending("recoil", key, self.turn))
+        self._order(key, move)
+
+    def _choice(self, key: str, move: str) -> None:
+        used = self.stay_moves.setdefault(key, set())
+        if move == "struggle" or key in self.item_changed or "magicroom" in self.fields:
+            return
+        if used and move not in used and len(used) == 1:
+            self._add(key, "choice", f"used {sorted(used)[0]} then {move} without switching: no Choice item",
+                      lambda s: s.item not in _CHOICE or s.ability == "klutz")
+        used.add(move)
+
+    # ---- move order ------------------------------------------------------------------------------
+
+    def _conditions(self, key: str) -> Conditions:
+        status = self.status.get(key, "")
+        return Conditions(boost=self.boosts.get(key, 0), paralysed=status == "par", statused=bool(status),
+                          tailwind=bool(self.conditions[key[:2]].get("tailwind")), weather=self.weather,
+                          terrain=next((f for f in self.fields if f.endswith("terrain")), ""),
+                          speed_boosted=key in self.speed_boosted)
+
+    def _order(self, key: str, move: str) -> None:
+        """The turn's first two actions, when they are one move of each side: a speed check."""
+        if self.turn_done or not self.turn:
+            return
+        if self.turn_first is None:
+            self.turn_first = (key, move, _Snapshot(dict(self.active), "trickroom" in self.fields,
+                                                    self._conditions(self.active.get(self.me, "")),
+                                                    self._conditions(self.active.get(self.them, ""))))
+            return
+        self.turn_done = True
+        first, first_move, snapshot = self.turn_first
+        if first[:2] == key[:2] or self.turn_reordered or snapshot.active.get(key[:2]) != key:
+            return
+        mine, theirs = (first, key) if first[:2] == self.me else (key, first)
+        my_move, their_move = (first_move, move) if first[:2] == self.me else (move, first_move)
+        if ({mine, theirs} & (self.uncertain | self.item_changed)) or self.our_illusion:
+            return
+        self.orders.append(_Order(theirs, mine, first == theirs, their_move, my_move, snapshot, self.turn))
+
+    def finish(self) -> None:
+        """The speed checks, once the walk has shown which item our Pokémon held then (the one they started with)."""
+        for order in self.orders:
+            own, opponent = self.battle.team.get(order.mine), self.battle.opponent_team.get(order.theirs)
+            if order.mine in self.original_item:
+                item = self.original_item[order.mine]
+            elif order.mine not in self.item_changed and own is not None:
+                item = own.item or ""
+            else:
+                continue
+            check = _speed_check(own, opponent, item, order)
+            if check is not None:
+                self.turn = order.turn
+                self._add(order.theirs, "speed", f"turn {order.turn}: {order.opponent_move} went "
+                          f"{'first' if check.opponent_first else 'second'} against our {order.our_move} "
+                          f"(our speed {check.our_speed:g})", check.allows)
+
+
+def _speed_check(own: Pokemon | None, opponent: Pokemon | None, item: str, order: _Order) -> SpeedOrder | None:
+    """The speed check of one turn's order, or None when something it needs is not known."""
+    if own is None or opponent is None or not own.stats.get("spe") or item in _UNORDERED_ITEMS:
+        return None
+    ability = own.ability or ""
+    snapshot = order.snapshot
+    our_priority = move_priority(order.our_move, ability, snapshot.ours.terrain)
+    species = _id(opponent.species)
+    if our_priority is None or species not in _dex().pokedex or ability in ("cloudnine", "airlock"):
+        return None
+    return SpeedOrder(opponent_first=order.opponent_first, species=species, level=opponent.level,
+                      opponent_move=order.opponent_move, opponent_cond=snapshot.theirs, our_priority=our_priority,
+                      our_speed=effective_speed(int(own.stats["spe"] or 0), ability, item, snapshot.ours),
+                      trick_room=snapshot.trick_room)
+
+
+def _revealed(battle: AbstractBattle, key: str, reader: _Reader) -> Revealed:
+    mon = battle.opponent_team[key]
+    item = reader.original_item.get(key)
+    if item is None and key not in reader.item_changed and mon.item not in (None, "", "unknown_item"):
+        item = mon.item  # a line the reader does not read showed it
+    tera = mon.tera_type.name.lower() if mon.is_terastallized and mon.tera_type else None
+    return Revealed(species=mon.species, level=mon.level, moves=frozenset(reader.moves.get(key, set())), item=item,
+                    ability=mon.ability or None, tera_type=tera)
+
+
+class SetBelief:
+    """The opponent's sets as one player can infer them (module docstring)."""
+
+    def __init__(self, table: SetTable, facts: dict[str, Facts], evidence: frozenset[str] = EVIDENCE) -> None:
+        self.table = table
+        self.facts = facts
+        self.evidence = frozenset(evidence)
+        unknown = self.evidence - EVIDENCE
+        if unknown:
+            raise ValueError(f"unknown kinds of evidence {sorted(unknown)}; the kinds are {sorted(EVIDENCE)}")
+        self.fallbacks: list[str] = []
+        self.relaxed: dict[str, str] = {}
+        self._weights: dict[str, dict[RandomSet, float]] = {}
+
+    @classmethod
+    def from_battle(cls, table: SetTable, battle: AbstractBattle, evidence: frozenset[str] = EVIDENCE) -> SetBelief:
+        """The belief of the player whose ``Battle`` this is: its own lines and team only."""
+        reader = _Reader(battle)
+        reader.read(battle._replay_data)  # every line poke-env parsed for this side (no public copy in 0.16.1)
+        reader.finish()
+        facts = {}
+        for key, mon in battle.opponent_team.items():
+            facts[mon.species] = Facts(_revealed(battle, key, reader), reader.checks.get(key, []))
+        return cls(table, facts, evidence)
+
+    def weights(self, species: str) -> dict[RandomSet, float]:
+        """The probability of each set of the opposing `species` given the evidence ({} outside the table)."""
+        if species not in self._weights:
+            self._weights[species] = self._infer(species)
+        return self._weights[species]
+
+    def _infer(self, species: str) -> dict[RandomSet, float]:
+        facts = self.facts.get(species) or Facts(Revealed(species))
+        allowed, why = self._allowed(facts.revealed)
+        if why:
+            self.relaxed[species] = why
+        checks = [c for c in facts.checks if c.kind in self.evidence]
+        kept = [(s, n) for s, n in allowed if all(c.test(s) for c in checks)]
+        if not kept and allowed:
+            self.fallbacks.append(f"{species}: the evidence ({'; '.join(c.why for c in checks)}) rules out every "
+                                  "set; weighted by the revealed facts alone")
+            kept = allowed
+        total = sum(n for _, n in kept)
+        return {s: n / total for s, n in kept} if total else {}
+
+    def _allowed(self, seen: Revealed) -> tuple[list[tuple[RandomSet, int]], str]:
+        """The sets agreeing with the revealed facts, relaxed as :meth:`SetTable.sample_set` relaxes them."""
+        species = seen.species
+        if species not in self.table.sets:  # a forme the generator does not deal (Palafin-Hero): its base species
+            entry = _dex().pokedex.get(species, {})
+            base = _id(entry.get("baseSpecies", species))
+            seen = Revealed(**{**seen.__dict__, "species": base})
+        return self.table.consistent(seen)
+
+    def sample_set(self, species: str, rng: random.Random) -> tuple[RandomSet | None, str]:
+        """A set of the opposing `species` drawn by weight, and "" or which revealed fact no set agreed with."""
+        weights = self.weights(species)
+        if not weights:
+            return None, f"{species} is not in the random-battle set table"
+        chosen = rng.choices(list(weights), weights=list(weights.values()))[0]
+        return chosen, self.relaxed.get(species, "")
+
+    def sample_unseen(self, excluded: set[str], rng: random.Random) -> RandomSet:
+        """A Pokémon not seen yet: nothing of it is known but which species it is not (the prior)."""
+        return self.table.sample_unseen(excluded, rng)
