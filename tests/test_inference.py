@@ -171,6 +171,20 @@ def test_two_moves_without_switching_rule_out_choice_items_and_a_hit_without_rec
     assert {s.item for s in weights(SetBelief.from_battle(table, battle_of(recoil)), species)} == {"lifeorb"}
 
 
+def test_damaged_at_the_end_of_a_turn_and_not_healed_rules_out_leftovers_unless_something_else_healed_it(table):
+    species, level, _ = species_with(table, lambda s: s.item == "leftovers")
+    mon = name(species)
+    turn = [f"|switch|p2a: {mon}|{mon}, L{level}|100/100", "|turn|1", "|", "|move|p1a: Pikachu|Thunderbolt|p2a: " + mon,
+            f"|-damage|p2a: {mon}|60/100", "|"]
+    unhealed = battle_of([*turn, "|upkeep", "|turn|2"])
+    assert "leftovers" not in {s.item for s in weights(SetBelief.from_battle(table, unhealed), species)}
+    assert "leftovers" in {s.item for s in weights(SetBelief.from_battle(table, unhealed, frozenset()), species)}
+    healed = battle_of([*turn, f"|-heal|p2a: {mon}|66/100|[from] item: Leftovers", "|upkeep", "|turn|2"])
+    assert {s.item for s in weights(SetBelief.from_battle(table, healed), species)} == {"leftovers"}
+    wished = battle_of([*turn, f"|-heal|p2a: {mon}|100/100|[from] move: Wish|[wisher] {mon}", "|upkeep", "|turn|2"])
+    assert "leftovers" in {s.item for s in weights(SetBelief.from_battle(table, wished), species)}
+
+
 def test_an_item_knocked_off_or_tricked_away_is_the_item_its_set_started_with(table):
     species, level, _ = species_with(table, lambda s: s.item == "heavydutyboots")
     mon = name(species)

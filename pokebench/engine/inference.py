@@ -23,6 +23,8 @@ table with the hard constraints alone):
 - ``"hazards"``: switching in on Stealth Rock (or Spikes, when grounded) without damage: Heavy-Duty
   Boots (or Magic Guard...); taking the damage: not Boots;
 - ``"life-orb"``: a damaging hit without Life Orb recoil: not Life Orb (unless Magic Guard or Sheer Force);
+- ``"leftovers"``: damaged when the end of a turn began, staying in, and healed by nothing: not Leftovers
+  (nor Black Sludge; not used under Grassy Terrain or Heal Block);
 - ``"choice"``: two different moves in one stay on the field: no Choice item;
 - ``"speed"``: who moved first when both sides used a move of the same priority: the set's speed
   (its level, random battles' 85 EVs and 31 IVs, neutral nature; 0 and 0 for Trick Room and Gyro
@@ -54,7 +56,7 @@ from pokebench.engine.sets import RandomSet, Revealed, SetTable
 __all__ = ["EVIDENCE", "Check", "Facts", "SetBelief", "speed_stat"]
 
 #: The kinds of evidence beyond the hard constraints (all used by default).
-EVIDENCE = frozenset({"hazards", "life-orb", "choice", "speed"})
+EVIDENCE = frozenset({"hazards", "life-orb", "leftovers", "choice", "speed"})
 #: Random battles' speed EVs and IVs (``data/random-battles/gen9/teams.ts``: 85 and 31; 0 and 0 for these moves).
 SPEED_EVS, SPEED_IVS = 85, 31
 _SLOW_SETS = frozenset({"trickroom", "gyroball"})
@@ -203,6 +205,16 @@ def _of(parts: Sequence[str]) -> str:
     return next((_key(p[4:]) for p in parts if p.startswith("[of]")), "")
 
 
+def _percent(condition: str) -> int:
+    """``58/100 par`` -> 58; ``150/200`` -> 75; ``0 fnt`` -> 0."""
+    shown = condition.split()[0] if condition.strip() else "0"
+    now, _, whole = shown.partition("/")
+    try:
+        return 100 * int(now) // int(whole) if whole else 0 if now == "0" else 100
+    except ValueError:
+        return 100
+
+
 def _is_action(parts: Sequence[str]) -> bool:
     """A ``move`` line of an action of its own (not a move called or reflected; a locked-in move is one)."""
     source = _from(parts)
@@ -278,6 +290,10 @@ class _Reader:
         #: known, the speed orders so far.
         self.stay: dict[str, tuple[int, set[str], bool, int]] = {}
         self.orders: list[_Order] = []
+        self.hp: dict[str, int] = {}  # the HP shown last, in percent
+        self.heal_blocked: set[str] = set()
+        self.residual: tuple[str, int] | None = None  # the opponent's active and its HP when the end of turn began
+        self.healed = False
 
     # ---- the walk ------------------------------------------------------------------------------
 
@@ -291,8 +307,10 @@ class _Reader:
             handler = getattr(self, "_on_" + kind.lstrip("-").replace("-", "_"), None)
             if handler is not None and len(parts) > 2:
                 handler(parts)
-            elif kind == "turn" and len(parts) > 2:
-                self._on_turn(parts)
+            elif kind == "":
+                self._residual_starts()
+            elif kind == "upkeep":
+                self._residual_ends()
             self._watch(parts)
         self._close(["", "turn"])
 
@@ -315,6 +333,13 @@ class _Reader:
         if kind == "-activate" and len(parts) > 4 and parts[3] == "move: Poltergeist":
             self._held(_key(parts[2]), parts[4])
         target = _key(parts[2]) if len(parts) > 2 else ""
+        if kind in ("-damage", "-heal", "-sethp") and len(parts) > 3:
+            self.hp[target] = _percent(parts[3])
+            if self.residual is not None and target == self.residual[0] and (
+                    kind != "-damage" or source == "item: Black Sludge"):
+                self.healed = True  # healed (by Leftovers, or Wish... before them: then they had nothing to do)
+        if "Heal Block" in text and len(parts) > 2:
+            (self.heal_blocked.discard if kind == "-end" else self.heal_blocked.add)(target)
         for pending in self.pending:
             if kind == "-damage" and target == pending.key and source in ("Stealth Rock", "Spikes"):
                 pending.took.add(_id(source))
@@ -326,6 +351,24 @@ class _Reader:
                 pending.recoiled = True
             if target == pending.key and (kind == "faint" or (kind == "-damage" and len(parts) > 3 and parts[3].endswith("fnt"))):
                 pending.fainted = True
+
+    def _residual_starts(self) -> None:
+        """A blank line: the end of turn's effects follow (or a turn's actions; then no upkeep comes before them)."""
+        key = self.active.get(self.them, "")
+        self.residual = (key, self.hp.get(key, 100)) if key and key not in self.heal_blocked else None
+        self.healed = False
+
+    def _residual_ends(self) -> None:
+        """Upkeep: an opponent damaged when the end of turn began, that stayed in and was healed by nothing
+        (Leftovers would have), holds no Leftovers (nor Black Sludge)."""
+        if self.residual is None:
+            return
+        key, hp = self.residual
+        self.residual = None
+        if (0 < hp < 100 and not self.healed and self.active.get(self.them) == key and self.hp.get(key, 0) > 0
+                and key not in self.item_changed and "grassyterrain" not in self.fields):
+            self._add(key, "leftovers", "damaged at the end of a turn and not healed: not Leftovers or Black Sludge",
+                      lambda s: s.item not in ("leftovers", "blacksludge") or s.ability == "klutz")
 
     def _close(self, parts: Sequence[str]) -> None:
         """The action `parts` starts ends what is open: a switch-in's hazards (unless its side's next
@@ -412,7 +455,10 @@ class _Reader:
         if self.last_move.get(side) == "batonpass":
             self.uncertain.add(key)
         self.last_move.pop(side, None)
+        if left is not None:
+            self.heal_blocked.discard(left)
         self.active[side] = key
+        self.hp[key] = _percent(parts[4]) if len(parts) > 4 else 100
         self.stay[key] = (len(self.checks.get(key, [])), set(), key in self.original_item, len(self.orders))
         condition = parts[4].split() if len(parts) > 4 else []
         self.status[key] = condition[1] if len(condition) > 1 else ""
