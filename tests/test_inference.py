@@ -16,7 +16,8 @@ import pytest
 
 from pokebench.engine.from_battle import positions_from_battle
 from pokebench.engine.from_messages import battle_from_messages, player_battle, player_name
-from pokebench.engine.inference import EVIDENCE, SetBelief, move_priority, speed_stat
+from pokebench.engine.inference import EVIDENCE, SetBelief
+from pokebench.engine.speed import SLOW_SETS, move_priority, speed_stat
 from pokebench.engine.sets import RandomSet, SetTable
 
 pytestmark = pytest.mark.server  # the set table and the replays need the pinned server installed (make setup)
@@ -94,7 +95,7 @@ def scarf_case(table: SetTable) -> tuple[str, int, str, int]:
                 continue
             for move in found.moves:
                 same = [s for s, _ in table.sets[species] if s.level == found.level and move in s.moves]
-                plain = {speed_stat(_base_speed(species), s.level, bool({"trickroom", "gyroball"} & set(s.moves)))
+                plain = {speed_stat(_base_speed(species), s.level, bool(SLOW_SETS & set(s.moves)))
                          for s in same}
                 if (move_priority(move, found.ability, "") == 0 and len(plain) == 1
                         and any(s.item != "choicescarf" for s in same)
