@@ -324,6 +324,7 @@ def recording_search_bot() -> tuple[type, list[Any]]:
             super().__init__(**kwargs)
             self.lines: list[str] = []
             self.built: list[tuple[int, list[Position]]] = []
+            self.beliefs: list[dict[str, Any]] = []  # the weights of the sets of each opposing Pokémon it had seen
             made.append(self)
 
         async def _handle_battle_message(self, split_messages):  # type: ignore[override]
@@ -331,8 +332,12 @@ def recording_search_bot() -> tuple[type, list[Any]]:
             await super()._handle_battle_message(split_messages)
 
         def positions(self, battle):  # type: ignore[override]
+            from pokebench.engine.inference import SetBelief
+
             built = super().positions(battle)
             self.built.append((len(self.lines), built))
+            belief = SetBelief.from_battle(self.sets, battle, self.evidence)
+            self.beliefs.append({species: belief.weights(species) for species in belief.facts})
             return built
 
     return RecordingSearchBot, made
@@ -358,7 +363,7 @@ def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search
         side = "p1" if result.spec.p1 == "search" else "p2"
         wins += result.record["winner"] == side
         summary = result.players[side]
-        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "engine": ENGINE,
+        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "inference": True, "engine": ENGINE,
                                      "seeded": False}
         assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
         rows = [d for d in result.decisions if d.side == side]
@@ -406,6 +411,26 @@ def test_the_search_bot_never_reads_the_opponents_hidden_team(search_games):
                     truth_matches += m.species in hidden
     # samples are not the hidden truth: many unrevealed moves and unseen Pokémon differ from it
     assert truth_checked > 50 and truth_matches < 0.6 * truth_checked, (truth_matches, truth_checked)
+
+
+@pytest.mark.slow
+@needs_engine
+def test_the_search_bots_set_inference_is_a_function_of_the_lines_it_received(search_games):
+    """The sets it weighed (all the evidence: hazards, recoil, Choice locks, move order) are those a ``Battle``
+    rebuilt from its own received lines alone gives: nothing else (the hidden team) reaches the inference."""
+    from pokebench.engine.from_messages import battle_from_messages
+    from pokebench.engine.inference import SetBelief
+
+    _, made = search_games
+    table = SetTable.load()
+    checked = evidence = 0
+    for player in made:
+        for (seen_lines, _), weighed in zip(player.built, player.beliefs):
+            again = SetBelief.from_battle(table, battle_from_messages(player.lines[:seen_lines], player.username))
+            assert {species: again.weights(species) for species in again.facts} == weighed
+            checked += len(weighed)
+            evidence += sum(bool(f.checks) for f in again.facts.values())
+    assert checked > 50 and evidence > 10, (checked, evidence)
 
 
 @pytest.mark.slow

@@ -7,8 +7,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["Settings", "ANALYSIS_VERSION", "engine_version"]
 
-#: Bumped when what is searched changes (the bridge, the views): older cached searches are not reused.
-ANALYSIS_VERSION = 1
+#: Bumped when what is searched changes (the bridge, the views; 2: the player view infers sets from the
+#: battle, pokebench/engine/inference.py): older cached searches are not reused.
+ANALYSIS_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ lines and requests told it), the set table and the random generator:
   tera type, Terastallization used);
 - the opponent's Pokémon with only what was revealed (species, level, shown HP percentage,
   status, moves used, item and ability once shown, tera type once it terastallized), the rest
-  sampled from the pinned server's random-battle sets consistent with it
-  (:class:`~pokebench.engine.sets.SetTable`), and the Pokémon not yet seen sampled too (six in all);
+  sampled from the pinned server's random-battle sets by what the battle showed
+  (:class:`~pokebench.engine.inference.SetBelief`: the table's counts, the revealed facts, and
+  the evidence of hazards, recoil, Choice locks and move order), and the Pokémon not yet seen
+  sampled too (six in all);
 - the field, boosts, volatile statuses and side conditions as poke-env tracks them, a forced switch.
 
 It never reads the opponent's hidden team: poke-env's ``Battle`` of one side holds none of it.
@@ -28,7 +30,8 @@ from poke_env.stats import compute_raw_stats
 
 from pokebench.engine.errors import EngineError
 from pokebench.engine.position import STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
-from pokebench.engine.sets import RandomSet, Revealed, SetTable
+from pokebench.engine.inference import EVIDENCE, SetBelief
+from pokebench.engine.sets import RandomSet, SetTable
 from pokebench.engine.state import MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
 
 #: Random battles' EVs and IVs for a set the generator does not say otherwise of.
@@ -42,18 +45,24 @@ _STATUS = {Status.BRN: "brn", Status.PAR: "par", Status.SLP: "slp", Status.FRZ: 
 _UNKNOWN_ITEM = "unknown_item"
 
 
-def position_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Random) -> Position:
-    """One position of what `battle`'s player knows, its unknowns drawn from `sets` with `rng`."""
+def position_from_battle(battle: AbstractBattle, belief: SetBelief, rng: random.Random) -> Position:
+    """One position of what `battle`'s player knows, its unknowns drawn from `belief` with `rng`."""
     notes: list[str] = []
     own = _own_side(battle)
-    opponent = _opponent_side(battle, sets, rng, notes)
+    opponent = _opponent_side(battle, belief, rng, notes)
     position = Position(side_one=own, side_two=opponent, field=_field(battle), turn=battle.turn, notes=notes)
     return representable(position)
 
 
-def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Random, samples: int) -> list[Position]:
-    """`samples` positions of what `battle`'s player knows (each with its own draws)."""
-    return [position_from_battle(battle, sets, rng) for _ in range(samples)]
+def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Random, samples: int,
+                          evidence: frozenset[str] = EVIDENCE) -> list[Position]:
+    """`samples` positions of what `battle`'s player knows (each with its own draws), the opponent's
+    sets inferred from `sets` and the battle with the kinds of `evidence` (none: the revealed facts alone)."""
+    belief = SetBelief.from_battle(sets, battle, evidence)
+    positions = [position_from_battle(battle, belief, rng) for _ in range(samples)]
+    for position in positions:
+        position.notes.extend(belief.fallbacks)
+    return positions
 
 
 @functools.lru_cache(maxsize=1)
@@ -169,18 +178,8 @@ def _own_side(battle: AbstractBattle) -> SideSpec:
                  force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), last_move=last_move)
 
 
-def _revealed(mon: Pokemon) -> Revealed:
-    item = mon.item if mon.item not in (None, "", _UNKNOWN_ITEM) else None
-    return Revealed(species=mon.species, level=mon.level, moves=frozenset(mon.moves), item=item,
-                    ability=mon.ability or None,
-                    tera_type=_type_id(mon.tera_type) if mon.is_terastallized and mon.tera_type else None)
-
-
-def _sample_for(mon: Pokemon, sets: SetTable, rng: random.Random, notes: list[str]) -> RandomSet | None:
-    seen = _revealed(mon)
-    chosen, why = sets.sample_set(seen, rng)
-    if chosen is None and mon.base_species != mon.species:  # a forme the generator does not deal (Palafin-Hero)
-        chosen, why = sets.sample_set(Revealed(**{**seen.__dict__, "species": mon.base_species}), rng)
+def _sample_for(mon: Pokemon, belief: SetBelief, rng: random.Random, notes: list[str]) -> RandomSet | None:
+    chosen, why = belief.sample_set(mon.species, rng)
     if why:
         notes.append(why)
     return chosen
@@ -219,12 +218,12 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
                    tera_type=chosen.tera_type or "typeless", weight_kg=float(entry.get("weightkg", 0.0)))
 
 
-def _opponent_side(battle: AbstractBattle, sets: SetTable, rng: random.Random, notes: list[str]) -> SideSpec:
+def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str]) -> SideSpec:
     ordered = list(battle.opponent_team.values())[:MAX_MONS]
-    mons = [_opponent_mon(m, _sample_for(m, sets, rng, notes)) for m in ordered]
+    mons = [_opponent_mon(m, _sample_for(m, belief, rng, notes)) for m in ordered]
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
     while len(mons) < MAX_MONS:
-        drawn = sets.sample_unseen(excluded, rng)
+        drawn = belief.sample_unseen(excluded, rng)
         base = _species_entry(drawn.species).get("baseSpecies", drawn.species)
         excluded |= {drawn.species, re.sub(r"[^a-z0-9]", "", base.lower())}
         mons.append(_unseen_mon(drawn))

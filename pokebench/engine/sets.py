@@ -129,12 +129,12 @@ class SetTable:
         """The sets of `seen`'s species that agree with everything revealed of it."""
         return [(s, c) for s, c in self.sets.get(seen.species, []) if _agrees(s, seen)]
 
-    def sample_set(self, seen: Revealed, rng: random.Random) -> tuple[RandomSet | None, str]:
-        """A set for `seen`, and "" or why it agrees with less than everything revealed.
+    def consistent(self, seen: Revealed) -> tuple[list[tuple[RandomSet, int]], str]:
+        """The sets (with counts) agreeing with what was revealed of `seen`, and "" or why with less than all of it.
 
         When no set agrees with all of it (a move the table never dealt with the rest, a species
         outside it), the constraints are dropped in this order until one agrees: the moves, the
-        item, the ability, the tera type. None for a species that is not in the table.
+        item, the ability, the tera type. Nothing for a species that is not in the table.
         """
         relaxed = seen
         for dropped in ("", "moves", "item", "ability", "tera_type"):
@@ -142,10 +142,16 @@ class SetTable:
                 relaxed = _without(relaxed, dropped)
             found = self.candidates(relaxed)
             if found:
-                chosen = rng.choices([s for s, _ in found], weights=[c for _, c in found])[0]
-                why = f"{seen.species}: no dealt set has all its revealed facts; sampled without {dropped}" if dropped else ""
-                return chosen, why
-        return None, f"{seen.species} is not in the random-battle set table"
+                return found, f"{seen.species}: no dealt set has all its revealed facts; sampled without {dropped}" if dropped else ""
+        return [], f"{seen.species} is not in the random-battle set table"
+
+    def sample_set(self, seen: Revealed, rng: random.Random) -> tuple[RandomSet | None, str]:
+        """A set for `seen` drawn by count from :meth:`consistent`'s, and "" or why it agrees with less
+        than everything revealed; None for a species that is not in the table."""
+        found, why = self.consistent(seen)
+        if not found:
+            return None, why
+        return rng.choices([s for s, _ in found], weights=[c for _, c in found])[0], why
 
     def sample_unseen(self, excluded: set[str], rng: random.Random) -> RandomSet:
         """A species not in `excluded` (ids, their base species included) and one of its sets."""

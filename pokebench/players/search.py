@@ -2,7 +2,8 @@
 
 At each decision it builds ``samples`` positions of what it knows (:mod:`pokebench.engine.from_battle`:
 its own team exact, the opponent's revealed facts, the rest sampled from the pinned server's
-random-battle sets with the game's seeded ``self.rng``; never the opponent's hidden team), runs
+random-battle sets by what the battle showed (:mod:`pokebench.engine.inference`; ``inference=False``:
+by the revealed facts alone) with the game's seeded ``self.rng``; never the opponent's hidden team), runs
 the engine's MCTS on each with the budget per position (``iterations``, else ``duration_ms``),
 and plays the action most visited over the samples, Terastallization included. If the engine's
 action cannot be played (a name that maps to no offered move or switch, a position the engine
@@ -35,6 +36,7 @@ from poke_env.player.battle_order import BattleOrder
 from pokebench.engine.check import EngineUnavailable, check_engine
 from pokebench.engine.errors import EngineError, hold_panic_output
 from pokebench.engine.position import Position
+from pokebench.engine.inference import EVIDENCE
 from pokebench.engine.sets import SetTable
 from pokebench.player.bench_player import BenchPlayer
 from pokebench.player.decisions import DecisionRecord
@@ -74,7 +76,7 @@ class SearchBot(BenchPlayer):
     supported_formats = ("gen9randombattle",)
 
     def __init__(self, iterations: int = 1000, duration_ms: int = 0, samples: int = 4,
-                 workers: int | None = None, **kwargs: Any) -> None:
+                 workers: int | None = None, inference: bool = True, **kwargs: Any) -> None:
         self.engine = check_engine()
         from pokebench.engine.search import Budget
 
@@ -84,6 +86,8 @@ class SearchBot(BenchPlayer):
         self.samples = samples
         self.workers = workers or max(1, (os.cpu_count() or 2) - 1)
         self.sets = SetTable.load()
+        # the evidence the opponent's sets are inferred from (pokebench/engine/inference.py); off: revealed facts alone
+        self.evidence = EVIDENCE if inference else frozenset()
         super().__init__(**kwargs)
         self.decision_log: list[DecisionRecord] = []
         self.fallbacks: list[str] = []
@@ -105,7 +109,7 @@ class SearchBot(BenchPlayer):
 
     def settings(self) -> dict[str, Any]:
         return {"iterations": self.budget.iterations, "duration_ms": self.budget.duration_ms,
-                "samples": self.samples, "engine": self.engine, "seeded": False}
+                "samples": self.samples, "inference": bool(self.evidence), "engine": self.engine, "seeded": False}
 
     def begin_game(self, context: Any, on_failure: Any = None) -> None:
         super().begin_game(context, on_failure)
@@ -147,7 +151,7 @@ class SearchBot(BenchPlayer):
         """The sampled positions of what this player knows now (its own information only)."""
         from pokebench.engine.from_battle import positions_from_battle
 
-        return positions_from_battle(battle, self.sets, self.rng, self.samples)
+        return positions_from_battle(battle, self.sets, self.rng, self.samples, self.evidence)
 
     def _order(self, battle: AbstractBattle, result: SearchResult) -> tuple[BattleOrder, ActionValue | None]:
         """The highest-ranked action that maps to an offered order (a fallback when none does)."""

@@ -1,0 +1,300 @@
+"""The set inference (pokebench/engine/inference.py): real poke-env battles from protocol lines, the pinned server's
+set table, recorded games replayed in the pinned simulator.
+
+Each kind of evidence is shown deciding on lines made for it (the species picked from the table so that the
+evidence has something to rule out), and on recorded games where it decided; with the evidence off the same
+battle keeps the sets it rules out, so each test fails without it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from pokebench.engine.from_battle import positions_from_battle
+from pokebench.engine.from_messages import battle_from_messages, player_battle, player_name
+from pokebench.engine.inference import EVIDENCE, SetBelief
+from pokebench.engine.speed import SLOW_SETS, move_priority, speed_stat
+from pokebench.engine.sets import RandomSet, SetTable
+
+pytestmark = pytest.mark.server  # the set table and the replays need the pinned server installed (make setup)
+
+
+@pytest.fixture(scope="module")
+def table() -> SetTable:
+    return SetTable.load()
+
+
+def own_request(spe: int = 200) -> dict[str, Any]:
+    moves = [("Thunderbolt", "thunderbolt", 24), ("Volt Switch", "voltswitch", 32)]
+    return {"active": [{"moves": [{"move": m, "id": i, "pp": pp, "maxpp": pp, "target": "normal", "disabled": False}
+                                  for m, i, pp in moves]}],
+            "side": {"name": "me", "id": "p1", "pokemon": [
+                {"ident": "p1: Pikachu", "details": "Pikachu, L92, M", "condition": "200/200", "active": True,
+                 "stats": {"atk": 150, "def": 120, "spa": 150, "spd": 130, "spe": spe},
+                 "moves": ["thunderbolt", "voltswitch"], "baseAbility": "static", "item": "lightball",
+                 "pokeball": "pokeball", "ability": "static", "teraType": "Water", "terastallized": ""}]},
+            "rqid": 3}
+
+
+def battle_of(lines: list[str], spe: int = 200) -> Any:
+    """Player p1's ``Battle`` ("me", a Pikachu of Speed `spe`) after these lines, its request last."""
+    start = ["|player|p1|me|", "|player|p2|them|", "|switch|p1a: Pikachu|Pikachu, L92, M|200/200"]
+    return battle_from_messages([*start, *lines, "|request|" + json.dumps(own_request(spe))], "me")
+
+
+def name(species: str) -> str:
+    """A species id as Showdown's lines name it (the Pokédex's name)."""
+    from poke_env.data import GenData
+
+    return str(GenData.from_gen(9).pokedex[species]["name"])
+
+
+def species_with(table: SetTable, split: Any) -> tuple[str, int, list[RandomSet]]:
+    """The first species (and a level) of the table whose sets at that level `split` parts both ways."""
+    for species in table.species:
+        by_level: dict[int, list[RandomSet]] = {}
+        for found, _ in table.sets[species]:
+            by_level.setdefault(found.level, []).append(found)
+        for level, sets in by_level.items():
+            kept = [s for s in sets if split(s)]
+            if kept and len(kept) < len(sets):
+                return species, level, sets
+    raise AssertionError("no species splits that way")
+
+
+def weights(belief: SetBelief, species: str) -> dict[RandomSet, float]:
+    found = belief.weights(species)
+    assert found and abs(sum(found.values()) - 1) < 1e-9
+    return found
+
+
+# ---- each kind of evidence, on lines made for it -----------------------------------------------
+
+
+def test_switching_into_stealth_rock_without_damage_leaves_only_boots_and_taking_it_rules_boots_out(table):
+    species, level, sets = species_with(table, lambda s: s.item == "heavydutyboots" and s.ability != "magicguard")
+    switch = f"|switch|p2a: {name(species)}|{name(species)}, L{level}|100/100"
+    rocks = ["|turn|1", "|-sidestart|p2: them|move: Stealth Rock", "|turn|2"]
+    unharmed = battle_of([*rocks, switch, "|turn|3"])
+    assert all(s.item == "heavydutyboots" or s.ability == "magicguard"
+               for s in weights(SetBelief.from_battle(table, unharmed), species))
+    assert any(s.item != "heavydutyboots" for s in weights(SetBelief.from_battle(table, unharmed, frozenset()), species))
+    harmed = battle_of([*rocks, switch, f"|-damage|p2a: {name(species)}|88/100|[from] Stealth Rock", "|turn|3"])
+    assert not any(s.item == "heavydutyboots" for s in weights(SetBelief.from_battle(table, harmed), species))
+
+
+def scarf_case(table: SetTable) -> tuple[str, int, str, int]:
+    """A species, level and move of it whose sets with that move hold a Choice Scarf or not, and a Speed between."""
+    for species in table.species:
+        for found, _ in table.sets[species]:
+            if found.item != "choicescarf":
+                continue
+            for move in found.moves:
+                same = [s for s, _ in table.sets[species] if s.level == found.level and move in s.moves]
+                plain = {speed_stat(_base_speed(species), s.level, bool(SLOW_SETS & set(s.moves)))
+                         for s in same}
+                if (move_priority(move, found.ability, "") == 0 and len(plain) == 1
+                        and any(s.item != "choicescarf" for s in same)
+                        and all(s.ability not in ("prankster", "triage", "quickfeet", "unburden") for s in same)):
+                    speed = plain.pop()
+                    if speed * 3 // 2 > speed + 4:
+                        return species, found.level, move, speed + 2
+    raise AssertionError("no Choice Scarf case in the table")
+
+
+def _base_speed(species: str) -> int:
+    from poke_env.data import GenData
+
+    return int(GenData.from_gen(9).pokedex[species]["baseStats"]["spe"])
+
+
+def _order_lines(species: str, level: int, move: str, opponent_first: bool) -> list[str]:
+    from poke_env.data import GenData
+
+    shown = GenData.from_gen(9).moves[move]["name"]
+    theirs = [f"|move|p2a: {name(species)}|{shown}|p1a: Pikachu", "|-damage|p1a: Pikachu|150/200"]
+    ours = ["|move|p1a: Pikachu|Thunderbolt|p2a: " + name(species), f"|-damage|p2a: {name(species)}|60/100"]
+    return [f"|switch|p2a: {name(species)}|{name(species)}, L{level}|100/100", "|turn|1",
+            *(theirs + ours if opponent_first else ours + theirs), "|turn|2"]
+
+
+def test_moving_first_when_only_a_choice_scarf_outspeeds_leaves_only_scarf_sets_and_they_alone_are_sampled(table):
+    species, level, move, our_speed = scarf_case(table)
+    battle = battle_of(_order_lines(species, level, move, opponent_first=True), spe=our_speed)
+    belief = SetBelief.from_battle(table, battle)
+    assert {s.item for s in weights(belief, species)} == {"choicescarf"}
+    assert [c.kind for c in belief.facts[species].checks if c.kind == "speed"] == ["speed"]
+    assert "choicescarf" in {s.item for s in weights(SetBelief.from_battle(table, battle, frozenset()), species)} != {
+        "choicescarf"}
+    # through the path the search bot and the analysis take: a ruled-out set is never drawn
+    positions = positions_from_battle(battle, table, random.Random(3), 200)
+    assert {p.side_two.mons[0].item for p in positions} == {"choicescarf"}
+    slower = SetBelief.from_battle(table, battle_of(_order_lines(species, level, move, opponent_first=False),
+                                                    spe=our_speed))
+    assert "choicescarf" not in {s.item for s in weights(slower, species)}
+
+
+def test_trick_room_reverses_what_moving_first_says(table):
+    species, level, move, our_speed = scarf_case(table)
+    lines = _order_lines(species, level, move, opponent_first=False)
+    battle = battle_of(["|-fieldstart|move: Trick Room|[of] p1a: Pikachu", *lines], spe=our_speed)
+    assert {s.item for s in weights(SetBelief.from_battle(table, battle), species)} == {"choicescarf"}
+
+
+def test_two_moves_without_switching_rule_out_choice_items_and_a_hit_without_recoil_rules_out_life_orb(table):
+    species, level, _ = species_with(table, lambda s: s.item in ("choiceband", "choicespecs", "choicescarf"))
+    sets = [s for s, _ in table.sets[species] if s.level == level and s.item.startswith("choice")]
+    first, second = sets[0].moves[:2]
+    from poke_env.data import GenData
+
+    moves = GenData.from_gen(9).moves
+    lines = [f"|switch|p2a: {name(species)}|{name(species)}, L{level}|100/100", "|turn|1",
+             f"|move|p2a: {name(species)}|{moves[first]['name']}|p1a: Pikachu", "|turn|2",
+             f"|move|p2a: {name(species)}|{moves[second]['name']}|p1a: Pikachu", "|turn|3"]
+    belief = SetBelief.from_battle(table, battle_of(lines))
+    assert not any(s.item.startswith("choice") for s in weights(belief, species))
+    assert any(s.item.startswith("choice") for s in weights(SetBelief.from_battle(table, battle_of(lines), frozenset()),
+                                                            species))
+
+    species, level, _ = species_with(table, lambda s: s.item == "lifeorb" and s.ability not in ("magicguard",
+                                                                                               "sheerforce"))
+    orb = next(s for s, _ in table.sets[species] if s.level == level and s.item == "lifeorb")
+    attack = next(m for m in orb.moves if moves[m]["category"] != "Status")
+    hit = [f"|switch|p2a: {name(species)}|{name(species)}, L{level}|100/100", "|turn|1",
+           f"|move|p2a: {name(species)}|{moves[attack]['name']}|p1a: Pikachu", "|-damage|p1a: Pikachu|120/200", "|turn|2"]
+    assert not any(s.item == "lifeorb" and s.ability not in ("magicguard", "sheerforce")
+                   for s in weights(SetBelief.from_battle(table, battle_of(hit)), species))
+    recoil = [*hit[:-1], f"|-damage|p2a: {name(species)}|90/100|[from] item: Life Orb", "|turn|2"]
+    assert {s.item for s in weights(SetBelief.from_battle(table, battle_of(recoil)), species)} == {"lifeorb"}
+
+
+def test_damaged_at_the_end_of_a_turn_and_not_healed_rules_out_leftovers_unless_something_else_healed_it(table):
+    species, level, _ = species_with(table, lambda s: s.item == "leftovers")
+    mon = name(species)
+    turn = [f"|switch|p2a: {mon}|{mon}, L{level}|100/100", "|turn|1", "|", "|move|p1a: Pikachu|Thunderbolt|p2a: " + mon,
+            f"|-damage|p2a: {mon}|60/100", "|"]
+    unhealed = battle_of([*turn, "|upkeep", "|turn|2"])
+    assert "leftovers" not in {s.item for s in weights(SetBelief.from_battle(table, unhealed), species)}
+    assert "leftovers" in {s.item for s in weights(SetBelief.from_battle(table, unhealed, frozenset()), species)}
+    healed = battle_of([*turn, f"|-heal|p2a: {mon}|66/100|[from] item: Leftovers", "|upkeep", "|turn|2"])
+    assert {s.item for s in weights(SetBelief.from_battle(table, healed), species)} == {"leftovers"}
+    wished = battle_of([*turn, f"|-heal|p2a: {mon}|100/100|[from] move: Wish|[wisher] {mon}", "|upkeep", "|turn|2"])
+    assert "leftovers" in {s.item for s in weights(SetBelief.from_battle(table, wished), species)}
+
+
+def test_an_item_knocked_off_or_tricked_away_is_the_item_its_set_started_with(table):
+    species, level, _ = species_with(table, lambda s: s.item == "heavydutyboots")
+    mon = name(species)
+    knocked = [f"|switch|p2a: {mon}|{mon}, L{level}|100/100", "|turn|1",
+               f"|move|p1a: Pikachu|Knock Off|p2a: {mon}", f"|-damage|p2a: {mon}|70/100",
+               f"|-enditem|p2a: {mon}|Heavy-Duty Boots|[from] move: Knock Off|[of] p1a: Pikachu", "|turn|2"]
+    belief = SetBelief.from_battle(table, battle_of(knocked), frozenset())
+    assert {s.item for s in weights(belief, species)} == {"heavydutyboots"}
+    tricked = [f"|switch|p2a: {mon}|{mon}, L{level}|100/100", "|turn|1",
+               f"|move|p1a: Pikachu|Trick|p2a: {mon}", f"|-activate|p1a: Pikachu|move: Trick|[of] p2a: {mon}",
+               f"|-item|p2a: {mon}|Choice Scarf|[from] move: Trick",
+               "|-item|p1a: Pikachu|Heavy-Duty Boots|[from] move: Trick", "|turn|2"]
+    belief = SetBelief.from_battle(table, battle_of(tricked), frozenset())
+    assert {s.item for s in weights(belief, species)} == {"heavydutyboots"}  # not the Scarf it holds now
+
+
+def test_a_fourth_revealed_move_leaves_only_the_sets_with_all_four(table):
+    from poke_env.data import GenData
+
+    moves = GenData.from_gen(9).moves
+    species, level, chosen = next(
+        (species, found.level, found) for species in table.species for found, _ in table.sets[species]
+        if len({s.moves for s, _ in table.sets[species]
+                if s.level == found.level and set(found.moves[:3]) <= set(s.moves)}) > 1)
+    mon = name(species)
+    lines = [f"|switch|p2a: {mon}|{mon}, L{level}|100/100"]
+    for turn, move in enumerate(chosen.moves, 1):
+        lines += [f"|turn|{turn}", f"|move|p2a: {mon}|{moves[move]['name']}|p1a: Pikachu"]
+        if turn == 3:
+            assert len({s.moves for s in weights(SetBelief.from_battle(table, battle_of(lines), frozenset()), species)}) > 1
+    lines.append("|turn|5")
+    assert {s.moves for s in weights(SetBelief.from_battle(table, battle_of(lines), frozenset()), species)} == {chosen.moves}
+
+
+def test_evidence_that_rules_out_every_set_falls_back_to_the_revealed_facts_and_is_counted(table):
+    species, level, _ = species_with(table, lambda s: s.item == "heavydutyboots" and s.ability != "magicguard")
+    mon = name(species)
+    lines = ["|turn|1", "|-sidestart|p2: them|move: Stealth Rock", f"|switch|p2a: {mon}|{mon}, L{level}|100/100",
+             "|turn|2", "|switch|p2a: Pikachu|Pikachu, L92|100/100", "|turn|3",
+             f"|switch|p2a: {mon}|{mon}, L{level}|100/100", f"|-damage|p2a: {mon}|88/100|[from] Stealth Rock", "|turn|4"]
+    belief = SetBelief.from_battle(table, battle_of(lines))
+    assert weights(belief, species) == weights(SetBelief.from_battle(table, battle_of(lines), frozenset()), species)
+    assert len(belief.fallbacks) == 1 and species in belief.fallbacks[0]
+    with pytest.raises(ValueError, match="unknown kinds of evidence"):
+        SetBelief(table, {}, frozenset({"telepathy"}))
+
+
+# ---- fairness ----------------------------------------------------------------------------------
+
+
+class Watched:
+    """A ``Battle`` that records which of its attributes were read."""
+
+    def __init__(self, battle: Any) -> None:
+        object.__setattr__(self, "_battle", battle)
+        object.__setattr__(self, "read", set())
+
+    def __getattr__(self, attribute: str) -> Any:
+        self.read.add(attribute)
+        return getattr(self._battle, attribute)
+
+
+def test_the_inference_reads_only_the_players_own_lines_and_teams():
+    """What it reads of a ``Battle``: its role, its own team, the opponent's shown Pokémon, the lines it got."""
+    state = json.loads((GAMES_PATH).read_text())["games"]
+    from pokebench.engine.from_showdown import game_positions
+
+    [game] = game_positions([(GAME, state[GAME]["input_log"])])
+    decision = game.decisions[-1]
+    battle = Watched(player_battle(game, decision, player_name(state[GAME]["input_log"], decision.side)))
+    SetBelief.from_battle(SetTable.load(), battle)  # type: ignore[arg-type]
+    assert battle.read <= {"player_role", "team", "opponent_team", "_replay_data"}, battle.read
+
+
+# ---- recorded games: the evidence decides, and the truth is what it leaves -----------------------
+
+from support.games import REPO_DIR  # noqa: E402
+
+GAMES_PATH = REPO_DIR / "tests" / "data" / "state-games.json"
+GAME = "max-damage-vs-heuristic.p0002.g1"
+#: (game, deciding side, decision index, opposing species, the kind of evidence that alone decides, the true item)
+DECISIVE = [
+    ("max-damage-vs-heuristic.p0002.g1", "p2", 15, "zarude", "speed", {"choicescarf"}),  # outsped a 238
+    ("max-damage-vs-heuristic.p0002.g1", "p2", 26, "hoopa", "speed", {"choicescarf"}),
+    ("random-vs-heuristic.p0009.g1", "p1", 14, "bombirdier", "choice", {"heavydutyboots"}),  # Knock Off, Brave Bird
+    ("random-vs-heuristic.p0005.g2", "p1", 32, "pelipper", "hazards", {"choicespecs"}),  # hurt by Stealth Rock
+]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, Any]:
+    from pokebench.engine.from_showdown import game_positions
+
+    state = json.loads(GAMES_PATH.read_text())["games"]
+    ids = sorted({case[0] for case in DECISIVE})
+    return {g.id: (g, state[g.id]["input_log"]) for g in game_positions([(i, state[i]["input_log"]) for i in ids])}
+
+
+@pytest.mark.parametrize("case", DECISIVE, ids=[f"{c[3]}-{c[4]}" for c in DECISIVE])
+def test_on_recorded_games_the_evidence_leaves_the_true_item(recorded, table, case):
+    game_id, side, index, species, kind, items = case
+    game, log = recorded[game_id]
+    decision = next(d for d in game.decisions if d.index == index)
+    battle = player_battle(game, decision, player_name(log, side))
+    other = "p2" if side == "p1" else "p1"
+    truth = next(m for m in game.decisions[0].state["sides"][other]["pokemon"] if m["species"] == species)
+    assert {truth["item"]} == items  # the hidden truth, read by the test only
+    alone = {s.item for s in weights(SetBelief.from_battle(table, battle, frozenset({kind})), species)}
+    without = {s.item for s in weights(SetBelief.from_battle(table, battle, frozenset()), species)}
+    found = weights(SetBelief.from_battle(table, battle, EVIDENCE), species)
+    assert {s.item for s in found} == alone == items != without
+    assert sum(p for s, p in found.items() if set(s.moves) == set(truth["base_moves"])) > 0
