@@ -38,13 +38,17 @@ from support.fault_sweep import FAULTS, PHASES, Sweep
 pytestmark = pytest.mark.server
 
 LIVENESS = 2.0
+STARTUP_TIMEOUT = 30.0
+LLM_TIMEOUT = 2.0
 PAIRS = 2
 
 
 @pytest.fixture(scope="module")
 def lent_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalShowdown]:
     """One server for the module's runs (each run's restarts replace its process, as in any run)."""
-    with LocalShowdown(sim_processes=1, log_path=tmp_path_factory.mktemp("sweep") / "showdown.log") as server:
+    # startup_timeout: how long a restart may take before it fails (a server SIGSTOPped as it boots)
+    with LocalShowdown(sim_processes=1, log_path=tmp_path_factory.mktemp("sweep") / "showdown.log",
+                       startup_timeout=STARTUP_TIMEOUT) as server:
         yield server
 
 
@@ -77,7 +81,7 @@ def _overrides(name: str, llm: bool) -> list[str]:
               "stall_timeout=60", "retry_rounds=3", "publish=false"]
     if llm:
         return ["+run=llm-smoke", "players.local._target_=support.fault_sweep.FaultyLLM",
-                "players.local.model.timeout=1", "players.local.model.max_attempts=2",
+                f"players.local.model.timeout={LLM_TIMEOUT:g}", "players.local.model.max_attempts=2",
                 "players.local.model.backoff_base=0.01", "players.local.model.backoff_max=0.05",
                 "players.local.model.max_in_flight=2", *common]
     return ["+run=bots-smoke", "players.random._target_=support.fault_sweep.FaultyRandom",
@@ -123,7 +127,8 @@ def test_a_fault_at_any_phase_of_a_game_leaves_the_run_complete_in_one_start(
         tmp_path, monkeypatch, caplog, capsys, lent_server, api, phase, fault):
     llm = fault.startswith("llm-")
     api.policy = hashed_policy
-    sweep = Sweep(phase, fault, lent_server, pause_seconds=LIVENESS + 2, api=api if llm else None)
+    sweep = Sweep(phase, fault, lent_server, pause_seconds=LIVENESS + 2, api=api if llm else None,
+                  llm_timeout=LLM_TIMEOUT)
     name = f"sweep-{phase}-{fault}"
     caplog.set_level(logging.WARNING)
     missing = _play(tmp_path, monkeypatch, lent_server, sweep, name, llm, api)

@@ -51,7 +51,7 @@ class ShowdownServer(Protocol):
     def address(self) -> ServerAddress | None: ...  # None until it is started
 
     def is_alive(self) -> bool: ...
-    def ensure_running(self, unresponsive: bool = False) -> bool: ...
+    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool: ...
 
 
 @dataclass
@@ -143,7 +143,8 @@ class Arena:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.admin.__aexit__(None, None, None), 5)
             hung = conn is not None and conn.cause == "server hung"
-            await asyncio.to_thread(self.server.ensure_running, hung)  # it logs a restart
+            # a hung server is restarted even if it answers again by now: the games voided meanwhile must not go on
+            await asyncio.to_thread(self.server.ensure_running, hung, conn.address if hung and conn else None)
             try:
                 self._connection = await self._connect()
             except (OSError, asyncio.TimeoutError, AdminError, WebSocketException) as err:

@@ -14,6 +14,7 @@ of the next answer. Nothing here changes what the harness does; it only chooses 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import signal
 import threading
@@ -234,6 +235,10 @@ class SweepHooks:
 class FaultyRandom(SweepHooks, RandomBot):
     """The random bot, with the sweep's hooks."""
 
+    __signature__ = inspect.signature(RandomBot)  # the options the run's plan checks
+
 
 class FaultyLLM(SweepHooks, LLMPlayer):
     """The LLM player, with the sweep's hooks."""
+
+    __signature__ = inspect.signature(LLMPlayer)
