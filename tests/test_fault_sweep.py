@@ -35,7 +35,7 @@ from pokebench.showdown.server import LocalShowdown
 from support import fault_sweep
 from support.fault_sweep import FAULTS, PHASES, Sweep
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 LIVENESS = 2.0
 STARTUP_TIMEOUT = 30.0
