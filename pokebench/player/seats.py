@@ -66,8 +66,8 @@ def _log_in_with_token(player: BenchPlayer, token: str) -> None:
     """Make the player's client send the harness's login token for its reserved name.
 
     Nothing else: poke-env's own log-in then changes the avatar, which first polls for the log-in
-    (every millisecond, for 5 s) and fails an assertion when it does not come; the plugin gives
-    every harness player the same avatar anyway."""
+    every millisecond and fails an assertion (in a task nobody awaits) when it has not come in 5 s;
+    the plugin gives every harness player the same avatar anyway."""
     client = player.ps_client
 
     async def log_in(split_message: list[str]) -> None:
