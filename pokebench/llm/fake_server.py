@@ -7,7 +7,7 @@ client cannot tell it from a provider): a ``chat.completion`` JSON with
 ``completion_tokens_details.reasoning_tokens``). What it answers is up to a
 *policy*: a function that gets each :class:`ChatRequest` and returns the answer's
 text or a :class:`Reply` (an HTTP error such as 429 with ``Retry-After``, a delay
-to provoke time-outs, usage with fields left out). Every request is recorded.
+to provoke time-outs, a connection closed unanswered, usage with fields left out). Every request is recorded.
 
 Token counts are estimates (4 characters a token). Prompt caching is simulated
 (``cache=``): ``"prefix"`` (automatic caching, as OpenAI, Gemini, vLLM do: the
@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class Reply:
     body: bytes | None = None  # sent as it is instead of a chat completion (malformed answers)
     drip: float = 0.0  # seconds between the bytes of the body (an answer that trickles in)
     message: dict[str, Any] | None | str = AUTO  # the choice's message: AUTO, an object, or None (`message: null`)
+    hang_up: bool = False  # close the connection without an answer (after `delay`): a server or proxy that drops it
 
 
 @dataclass
@@ -309,6 +311,10 @@ class LocalOpenAI:
                 status, headers, payload, reply = api.respond(body, {k.lower(): v for k, v in self.headers.items()})
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.hang_up:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 self._send(status, headers, payload, reply.drip)
 
         return Handler

@@ -7,8 +7,9 @@ battle by the ordinary challenge protocol, and returns the record that the plugi
 sends when the battle ends.
 
 A game that cannot finish (a player raised, the battle stalled, the server died or
-hung, its simulator process crashed) is voided and returned as a :class:`HarnessError`:
-the caller records it and plays the game again; it never becomes a result.
+hung, its simulator process crashed, a player's connection failed or closed, at whatever
+moment of the game) is voided and returned as a :class:`HarnessError`: the caller records
+it and plays the game again; it never becomes a result.
 
 The server is watched while games are in flight: its process must be alive, and the
 plugin must answer a ping within ``liveness_timeout`` seconds. A server that does not
@@ -24,7 +25,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncGenerator, Callable, Protocol, Sequence
+from typing import Any, AsyncGenerator, Awaitable, Callable, Protocol, Sequence
 
 from websockets.exceptions import WebSocketException
 
@@ -50,7 +51,7 @@ class ShowdownServer(Protocol):
     def address(self) -> ServerAddress | None: ...  # None until it is started
 
     def is_alive(self) -> bool: ...
-    def ensure_running(self, unresponsive: bool = False) -> bool: ...
+    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool: ...
 
 
 @dataclass
@@ -142,7 +143,8 @@ class Arena:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.admin.__aexit__(None, None, None), 5)
             hung = conn is not None and conn.cause == "server hung"
-            await asyncio.to_thread(self.server.ensure_running, hung)  # it logs a restart
+            # a hung server is restarted even if it answers again by now: the games voided meanwhile must not go on
+            await asyncio.to_thread(self.server.ensure_running, hung, conn.address if hung and conn else None)
             try:
                 self._connection = await self._connect()
             except (OSError, asyncio.TimeoutError, AdminError, WebSocketException) as err:
@@ -175,8 +177,8 @@ class Arena:
                         conn.dead.set()
                         with contextlib.suppress(Exception):  # restart it now, not when the next game starts
                             await self._current()
-                except AdminError:
-                    pass  # a refused or lost command: the checks above see a lost connection
+                except Exception:  # a refused or lost command: the checks above see a lost connection
+                    pass  # (the watcher itself must outlive any fault: without it a hang is never seen)
 
     # ---- playing --------------------------------------------------------------------------
     async def play(self, specs: Sequence[GameSpec]) -> AsyncGenerator[GameResult | HarnessError | NotStarted, None]:
@@ -246,7 +248,7 @@ class Arena:
                                       extra={"player": name, "run": spec.run, "turn_limit": self.turn_limit},
                                       work_dir=self.work_root / name if self.work_root else None)
                 seats[side].begin_game(context, on_failure)
-            await asyncio.gather(*(seat.ready() for seat in seats.values()))
+            await self._unless_dead(conn, asyncio.gather(*(seat.ready() for seat in seats.values())))
             challenger, acceptor = ("p1", "p2") if seats["p1"].can_challenge else ("p2", "p1")
             if not seats[challenger].can_challenge:
                 raise ValueError(f"neither {spec.p1} nor {spec.p2} can send a challenge: two external programs cannot meet")
@@ -261,7 +263,7 @@ class Arena:
                 asyncio.ensure_future(seats[acceptor].accept(seats[challenger].username)),
                 asyncio.ensure_future(seats[challenger].challenge(seats[acceptor].username)),
             ]
-            outcome = await self._wait_for_end(record_future, failure, conn, seats)
+            outcome = await self._wait_for_end(record_future, failure, conn, seats, battle_tasks)
             if isinstance(outcome, tuple):
                 cause, detail = outcome
                 await self._void(conn, spec)
@@ -279,7 +281,8 @@ class Arena:
         except (AdminError, HarnessFault, asyncio.TimeoutError, OSError, ValueError) as err:
             await self._void(conn, spec)
             players, decisions = await self._finish(spec, seats)
-            return HarnessError(spec, "harness connection failed", repr(err), players, decisions)
+            return HarnessError(spec, conn.cause if conn.dead.is_set() else "harness connection failed", repr(err),
+                                players, decisions)
         except asyncio.CancelledError:  # the run stops: the game in flight is voided, not left running
             await self._void(conn, spec)
             players, decisions = await self._finish(spec, seats)
@@ -319,13 +322,18 @@ class Arena:
         return players, decisions
 
     async def _wait_for_end(self, record_future: asyncio.Future[dict[str, Any]], failure: asyncio.Event,
-                            conn: _Connection, seats: dict[str, Seat]) -> dict[str, Any] | tuple[str, str]:
-        """The game's record, or the cause of a harness error and its detail ("" if the seats say it)."""
+                            conn: _Connection, seats: dict[str, Seat],
+                            battle_tasks: Sequence[asyncio.Future[None]] = ()) -> dict[str, Any] | tuple[str, str]:
+        """The game's record, or the cause of a harness error and its detail ("" if the seats say it).
+
+        A seat's challenge or accept that raised, or a seat whose connection closed, ends the game at once
+        (the server would wait for that player forever: the battle timer is off)."""
         failed = asyncio.ensure_future(failure.wait())
         died = asyncio.ensure_future(conn.dead.wait())
         try:
             while True:
-                waiting: set[asyncio.Future[Any]] = {record_future, failed, died}
+                watched = [task for task in battle_tasks if not task.done()]
+                waiting: set[asyncio.Future[Any]] = {record_future, failed, died, *watched}
                 done, _ = await asyncio.wait(waiting, timeout=1.0,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if record_future in done:
@@ -341,6 +349,13 @@ class Arena:
                     return "player failed", ""
                 if died in done:
                     return conn.cause, conn.detail
+                raised = [task.exception() for task in battle_tasks if task.done() and not task.cancelled()]
+                lost = [repr(err) for err in raised if err is not None]
+                lost += [f"{side}: {seat.connection_lost}" for side, seat in seats.items() if seat.connection_lost]
+                if lost:
+                    if not self.server.is_alive():  # its players' connections closed with it
+                        return "server died", ""
+                    return "player connection lost", "; ".join(lost)
                 now = time.monotonic()
                 idle = now - max(seat.idle_since for seat in seats.values())
                 if idle > self.stall_timeout and not any(seat.thinking for seat in seats.values()):
@@ -352,6 +367,21 @@ class Arena:
         finally:
             failed.cancel()
             died.cancel()
+
+    @staticmethod
+    async def _unless_dead(conn: _Connection, step: Awaitable[Any]) -> None:
+        """Await `step` (players logging in), or raise a :class:`HarnessFault` as soon as the server dies or hangs."""
+        task, died = asyncio.ensure_future(step), asyncio.ensure_future(conn.dead.wait())
+        try:
+            done, _ = await asyncio.wait({task, died}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            died.cancel()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if task not in done:
+            raise HarnessFault(f"{conn.cause} while the players logged in ({conn.detail or 'no detail'})")
+        task.result()
 
     async def _void(self, conn: _Connection, spec: GameSpec) -> None:
         if conn.dead.is_set():

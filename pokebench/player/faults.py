@@ -5,8 +5,10 @@ class HarnessFault(Exception):
     """Something outside the game's play broke: a program that exited or went silent, a lost connection.
 
     The arena voids the game and records it as a harness error (played again on the next round or
-    start; never a loss). Raise it (or a subclass) from a seat or an external competitor. Any other
-    exception is a bug, and is not hidden as a harness error.
+    start; never a loss). Raise it (or a subclass) from a seat or an external competitor; a seat turns
+    whatever the library under it raises into one (:meth:`pokebench.player.seats.PokeEnvSeat._library`:
+    poke-env's assertions, a closed websocket, a time-out). Any other exception is a bug, and is not
+    hidden as a harness error.
     """
 
 

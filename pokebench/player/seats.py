@@ -13,19 +13,37 @@ import copy
 import logging
 import re
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.decisions import DecisionRecord
+from pokebench.player.faults import HarnessFault
 from pokebench.player.hooks import BoundsThinking, LogsDecisions, SummarizesGame
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.address import ServerAddress
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:  # pragma: no cover
     from pokebench.games import GameSpec
+
+T = TypeVar("T")
+
+#: Seconds a poke-env player may take to log in once its connection is open.
+LOGIN_TIMEOUT = 30.0
+
+
+def _quiet_task_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """poke-env handles each message in a task of its own that nobody awaits: one that fails (a message handled
+    after its connection closed) would print a traceback when collected. Its game's seat sees the closed
+    connection and the arena voids the game; here it is one line of debug log."""
+    log.debug("poke-env: %s (%r)", context.get("message"), context.get("exception"))
+
+
+POKE_LOOP.call_soon_threadsafe(POKE_LOOP.set_exception_handler, _quiet_task_errors)
 
 
 async def in_poke_loop(coro: Any, timeout: float | None = None) -> Any:
@@ -45,12 +63,15 @@ def showdown_username(player: str, matchup_index: int, spec: GameSpec) -> str:
 
 
 def _log_in_with_token(player: BenchPlayer, token: str) -> None:
-    """Make the player's client send the harness's login token for its reserved name."""
+    """Make the player's client send the harness's login token for its reserved name.
+
+    Nothing else: poke-env's own log-in then changes the avatar, which first polls for the log-in
+    every millisecond and fails an assertion (in a task nobody awaits) when it has not come in 5 s;
+    the plugin gives every harness player the same avatar anyway."""
     client = player.ps_client
 
     async def log_in(split_message: list[str]) -> None:
         await client.send_message(f"/trn {client.username},0,{token}")
-        await client.change_avatar(client._avatar)
 
     # poke-env's client has no hook for how it logs in: this one client's method is replaced
     client.log_in = log_in  # type: ignore[method-assign]
@@ -103,6 +124,11 @@ class Seat(ABC):
     def failure(self) -> BaseException | None:
         return None
 
+    @property
+    def connection_lost(self) -> str | None:
+        """Why the seat's own connection to the server is gone while its game is played, or None."""
+        return None
+
     def summary(self) -> dict[str, Any]:
         return {}
 
@@ -127,7 +153,7 @@ class PokeEnvSeat(Seat):
             battle_format=battle_format,
             max_concurrent_battles=1,
             start_timer_on_battle_start=False,
-            log_level=logging.CRITICAL,
+            log_level=logging.CRITICAL + 1,  # poke-env says nothing: what it meets reaches the arena, which records it
             start_listening=False,
         )
         _log_in_with_token(self.player, login_token(address.admin_token, username))
@@ -137,20 +163,62 @@ class PokeEnvSeat(Seat):
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None:
         self.player.begin_game(context, on_failure)
 
+    async def _library(self, what: str, call: Awaitable[T]) -> T:
+        """Await a call into poke-env; whatever it raises (its assertions, a closed websocket, a time-out) is a
+        :class:`HarnessFault` of this game that says what the seat was doing, never an error of the run."""
+        try:
+            return await call
+        except HarnessFault:
+            raise
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # the arena cancels: not a fault
+                raise
+            raise HarnessFault(f"{self.username} could not {what}: poke-env cancelled it") from None
+        except Exception as err:
+            raise HarnessFault(f"{self.username} could not {what}: {err!r}") from err
+
     async def ready(self) -> None:
-        await in_poke_loop(self.player.ps_client.wait_for_login(wait_for=30), timeout=35)
+        """Logged in, or a :class:`HarnessFault` as soon as the connection closes or `LOGIN_TIMEOUT` passes
+        (poke-env's own ``wait_for_login`` would poll out its whole wait, then fail an assertion)."""
+        client = self.player.ps_client
+        listening = client._listening_coroutine
+
+        async def logged_in_or_closed() -> None:
+            closed = asyncio.wrap_future(listening)
+            login = asyncio.ensure_future(client.logged_in.wait())
+            try:
+                await asyncio.wait({closed, login}, timeout=LOGIN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                login.cancel()
+            if client.logged_in.is_set():
+                return
+            raise HarnessFault(f"{self.username} was not logged in: "
+                               + ("its connection closed first" if listening.done()
+                                  else f"no confirmation within {LOGIN_TIMEOUT:g} s"))
+
+        await self._library("log in", in_poke_loop(logged_in_or_closed(), timeout=LOGIN_TIMEOUT + 5))
 
     async def challenge(self, opponent: str) -> None:
-        await self.player.send_challenges(opponent, 1)
+        await self._library(f"challenge {opponent}", self.player.send_challenges(opponent, 1))
 
     async def accept(self, opponent: str) -> None:
-        await self.player.accept_challenges(opponent, 1)
+        await self._library(f"accept the challenge of {opponent}", self.player.accept_challenges(opponent, 1))
 
     async def close(self, healthy: bool) -> None:
+        client = self.player.ps_client
         try:
-            await in_poke_loop(self.player.ps_client.stop_listening(), timeout=5)
-        except Exception:  # already closed by the server
+            await in_poke_loop(client.stop_listening(), timeout=5)
+        except Exception:  # already closed by the server, or never opened
             pass
+        # A connection still being opened (to a server that was stopped and goes on later) must not log in
+        # afterwards: it would hold this game's name on the server, and its replay could never log in.
+        client._listening_coroutine.cancel()
+
+    @property
+    def connection_lost(self) -> str | None:
+        listening = self.player.ps_client._listening_coroutine
+        return f"the websocket of {self.username} closed" if listening is not None and listening.done() else None
 
     @property
     def idle_since(self) -> float:

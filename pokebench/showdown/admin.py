@@ -15,6 +15,7 @@ import secrets
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import WebSocketException
 
 from pokebench.showdown.address import ServerAddress
 
@@ -66,7 +67,10 @@ class AdminClient:
 
     async def _send(self, text: str) -> None:
         assert self._ws is not None
-        await self._ws.send(f"|{text}")
+        try:
+            await self._ws.send(f"|{text}")
+        except WebSocketException as err:  # the server died or dropped us: a refused command, not a crash
+            raise AdminError(f"the connection to the Showdown server was lost ({err})") from err
 
     async def _read(self) -> None:
         assert self._ws is not None

@@ -257,11 +257,17 @@ class LocalShowdown:
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def ensure_running(self, unresponsive: bool = False) -> bool:
+    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool:
         """Restart the server if it died, or if it is `unresponsive` (it did not answer the
-        harness's ping in time: hung, or stopped); True if it had to be restarted."""
+        harness's ping in time: hung, or stopped) and does not answer now; True if it had to be restarted.
+
+        `hung`: the address at which the caller saw it miss the liveness deadline. A server that did is
+        restarted even if it answers again by now (a SIGSTOP that ended): the games voided meanwhile would
+        otherwise go on in it behind the harness's back, and their players' names stay taken in it. Not
+        if it was restarted since (its address changed)."""
         with self._lifecycle:
-            if self.is_alive() and not (unresponsive and self._unanswered()):
+            missed = hung is not None and hung == self.address
+            if self.is_alive() and not missed and not (unresponsive and self._unanswered()):
                 return False
             why = "did not answer the harness in time" if self.is_alive() else "had died"
             self.stop(kill=unresponsive)
@@ -343,7 +349,7 @@ class RemoteShowdown:
     def is_alive(self) -> bool:
         return True
 
-    def ensure_running(self, unresponsive: bool = False) -> bool:
+    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool:
         return False  # not ours to restart: its games keep ending in harness errors until it answers again
 
 
