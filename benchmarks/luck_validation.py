@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.analysis.analyse import analyse_runs
-from pokebench.analysis.cache import game_key, luck_path, read_entries
+from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck import game_luck
 from pokebench.analysis.luck_rows import read_luck
 from pokebench.analysis.value import load_value_model
@@ -168,6 +168,8 @@ def main() -> None:
     model = load_value_model()
     replay_cpu = luck_cpu = 0.0
     entries: dict[str, dict] = {}
+    entries.update({uid: e for uid, e in cached.items() if all("v_real" in t for t in e["turns"])})
+    logs = [(uid, log) for uid, log in logs if uid not in entries]  # older cache lines lack v_real: recompute
     for start in range(0, len(logs), 100):  # one simulator process per 100 games
         began = time.process_time()
         replayed = game_positions(logs[start:start + 100])
@@ -175,12 +177,16 @@ def main() -> None:
         began = time.process_time()
         entries.update({g.id: game_luck(g, model) for g in replayed})
         luck_cpu += time.process_time() - began
-    count = sum(len(e["turns"]) for e in entries.values())
+    redone = {uid for uid, _ in logs}
+    append_entries(luck_path(args.runs_dir / args.run),  # the cache's lines completed (same key, same luck)
+                   [{**cached[uid], **entries[uid]} for uid in redone if uid in cached])
+    count = sum(len(entries[uid]["turns"]) for uid in redone)
     same = all([t["luck_p1"] for t in entries[uid]["turns"]] == [t["luck_p1"] for t in cached[uid]["turns"]]
-               for uid in entries if uid in cached)
-    print(f"cost in this process, {len(entries)} games, {count} turns: {luck_cpu / count * 1000:.1f} ms CPU per turn "
-          f"for the luck itself, {replay_cpu / count * 1000:.1f} ms more for the replay's Python side (Node's "
-          f"CPU not counted); recomputed, every turn's luck identical to the cached: {same}")
+               for uid in redone if uid in cached)
+    if count:
+        print(f"cost in this process, {len(redone)} games, {count} turns: {luck_cpu / count * 1000:.1f} ms CPU per turn "
+              f"for the luck itself, {replay_cpu / count * 1000:.1f} ms more for the replay's Python side (Node's "
+              f"CPU not counted); recomputed, every turn's luck identical to the cached: {same}")
     turns = pd.DataFrame([{"uid": uid, **t} for uid, e in entries.items() for t in e["turns"]])
     detail(luck, turns)
     pairs = pair_frame(games, luck)
