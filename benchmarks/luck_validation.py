@@ -5,15 +5,16 @@
 
 Plays (or reuses) run `--run` on the seed text ``pokebench-luck-eval`` (its own seeds: the value function is
 fitted on ``pokebench-luck-fit``, benchmarks/luck_value_fit.py) with `--pairs` mirror pairs of each matchup,
-measures the luck of every game (``pokebench analyse --no-quality``; `--fresh` empties the luck cache first,
-for the cost), then prints:
+measures the luck of every game not yet in the run's luck cache (in `--workers` processes over chunks of 50 games, into the cache that
+``pokebench analyse`` reads; `--fresh` empties it first, for the cost), then prints:
 
 1. *unbiased*: per matchup, the mean of adjusted − raw score (the first player's) over mirror pairs with a
    95 % interval (it must cover 0); each player's and each side's mean luck per game with its interval; the
    bias of valuing "what happened" by the next real position itself instead of the engine outcome nearest it;
 2. *efficient*: per matchup and pooled, the variance over mirror pairs of the raw and the adjusted score,
    their ratio with a bootstrap interval over pairs, and with the start-of-game term (V at turn 1 − ½) also
-   subtracted; games for a ±50 Elo interval (95 %) at the matchup's score, raw and adjusted; the share of the
+   subtracted; games for a ±50 Elo interval (95 %) at the matchup's score, raw and adjusted, and games for the
+   pair's mean score to be on the right side of ½ 95 % of the time (normal approximation); the share of the
    luck from the damage rolls; corr(score, luck);
 3. *cost*: CPU seconds per turn of the luck (the analysis's workers), the run-to-run spread (the luck is a
    fixed function of the game: recomputed, it must be identical).
@@ -23,8 +24,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -36,7 +37,8 @@ import pandas as pd
 from pokebench.analysis.analyse import analyse_runs
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck import game_luck
-from pokebench.analysis.luck_rows import read_luck
+from pokebench.analysis.luck_rows import luck_settings, read_luck
+from pokebench.analysis.settings import engine_version
 from pokebench.analysis.value import load_value_model
 from pokebench.engine.from_showdown import game_positions
 from pokebench.results.loading import load_runs
@@ -62,7 +64,8 @@ def pair_frame(games: pd.DataFrame, luck: pd.DataFrame) -> pd.DataFrame:
     frame["adjusted"] = np.where(mine, frame["adjusted_p1"], 1 - frame["adjusted_p1"])
     start = frame["start_p1"].fillna(0.0)
     frame["adjusted_start"] = frame["adjusted"] - np.where(mine, start, -start)
-    return frame.groupby(["matchup", "pair"], as_index=False)[["raw", "adjusted", "adjusted_start"]].mean()
+    complete = frame.groupby(["matchup", "pair"])["uid"].transform("size") == 2  # both games of the pair valued
+    return frame[complete].groupby(["matchup", "pair"], as_index=False)[["raw", "adjusted", "adjusted_start"]].mean()
 
 
 def ratio_interval(raw: np.ndarray, adjusted: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
@@ -78,6 +81,11 @@ def games_for(variance: float, score: float, half_width_elo: float = 50.0) -> fl
     return 2 * Z ** 2 * variance / half ** 2
 
 
+def games_to_order(variance: float, score: float) -> float:
+    """Games (two per pair) for the pair's mean score to fall on the right side of ½ 95 % of the time."""
+    return 2 * 1.645 ** 2 * variance / max(abs(score - 0.5), 1e-9) ** 2
+
+
 def mean_interval(values: np.ndarray) -> str:
     half = Z * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
     return f"{values.mean():+.4f} ± {half:.4f}"
@@ -86,7 +94,8 @@ def mean_interval(values: np.ndarray) -> str:
 def efficiency(pairs: pd.DataFrame) -> None:
     rng = np.random.default_rng(0)
     print("\nefficient: variance over mirror pairs of the first player's pair score")
-    print(f"  {'matchup':26s} pairs  score  var raw  var adj  ratio [95% bootstrap]  +start  games ±50 Elo raw / adj")
+    print(f"  {'matchup':26s} pairs  score  var raw  var adj  ratio [95% bootstrap]  +start  games ±50 Elo raw / adj"
+          "  games to order 95% raw / adj")
     groups = [(m, g) for m, g in pairs.groupby("matchup")]
     centred = pairs.copy()
     for column in ("raw", "adjusted", "adjusted_start"):  # pooled: each matchup around its own mean
@@ -98,7 +107,9 @@ def efficiency(pairs: pd.DataFrame) -> None:
         score = pairs["raw"].mean() if name.startswith("pooled") else raw.mean()
         print(f"  {name:26s} {len(group):5d}  {score:5.3f}  {var_raw:7.4f}  {var_adj:7.4f}  {var_raw / var_adj:5.2f} "
               f"[{lo:4.2f}, {hi:4.2f}]      {var_raw / var_start:5.2f}  "
-              f"{games_for(var_raw, score):7.0f} / {games_for(var_adj, score):6.0f}")
+              f"{games_for(var_raw, score):7.0f} / {games_for(var_adj, score):6.0f}"
+              + ("" if name.startswith("pooled") else
+                 f"  {games_to_order(var_raw, score):11.0f} / {games_to_order(var_adj, score):5.0f}"))
 
 
 def unbiased(games: pd.DataFrame, luck: pd.DataFrame, pairs: pd.DataFrame, turns: pd.DataFrame) -> None:
@@ -139,6 +150,38 @@ def detail(luck: pd.DataFrame, turns: pd.DataFrame) -> None:
         print(f"  failed {count:4d}: {text}")
 
 
+def _chunk(logs: list[tuple[str, list[str]]]) -> tuple[dict[str, dict], float, float]:
+    """The luck of a chunk of games replayed by one simulator process; the CPU seconds of the replay's Python
+    side and of the luck."""
+    started = time.process_time()
+    replayed = game_positions(logs)
+    replay = time.process_time() - started
+    model = load_value_model()
+    started = time.process_time()
+    out = {game.id: game_luck(game, model) for game in replayed}
+    return out, replay, time.process_time() - started
+
+
+def measure(run_dir: Path, games: pd.DataFrame, logs: list[tuple[str, list[str]]], workers: int) -> None:
+    """The luck of the games, in `workers` processes over chunks of 50 games (one simulator process per chunk,
+    not per game as ``pokebench analyse`` does), appended to the run's luck cache; prints the cost."""
+    ids = games.set_index("uid")["game_id"].to_dict()
+    started = time.perf_counter()
+    replay = luck = 0.0
+    turns = 0
+    chunks = [logs[i:i + 50] for i in range(0, len(logs), 50)]
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for out, replay_cpu, luck_cpu in pool.imap_unordered(_chunk, chunks):
+            append_entries(luck_path(run_dir), [{**entry, "uid": uid, "run": run_dir.name, "game_id": ids[uid],
+                                                 "engine": engine_version(), "settings": luck_settings()}
+                                                for uid, entry in out.items()])
+            replay, luck = replay + replay_cpu, luck + luck_cpu
+            turns += sum(len(e["turns"]) for e in out.values())
+    print(f"cost: {len(logs)} games, {turns} turns in {time.perf_counter() - started:.0f} s wall with {workers} "
+          f"workers: {luck / turns * 1000:.1f} ms CPU per turn for the luck itself, {replay / turns * 1000:.1f} ms "
+          f"for the replay's Python side (the simulator's Node process not counted)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs-dir", type=Path, default=Path("/tmp/pb-luck/runs"))
@@ -146,47 +189,34 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=50)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--fresh", action="store_true", help="empty the run's luck cache first (for the cost)")
+    parser.add_argument("--figures-only", action="store_true",
+                        help="value nothing: the figures of the games whose luck is cached (whole pairs only)")
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
-    play(args.runs_dir, args.run, args.pairs)
+    if not args.figures_only:
+        play(args.runs_dir, args.run, args.pairs)
     if args.fresh:
         luck_path(args.runs_dir / args.run).unlink(missing_ok=True)
-    started, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    report = analyse_runs([args.run], args.runs_dir, workers=args.workers, progress=False, quality=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
-    wall = time.perf_counter() - started
-    if report.luck_games:
-        print(f"analyse: {report.luck_games} games, {report.luck_turns} turns valued in {wall:.0f} s wall with "
-              f"{args.workers} workers, {cpu:.0f} CPU s in the workers (the replay by positions.js included, its "
-              f"Node process not counted): {cpu / report.luck_turns * 1000:.1f} ms CPU per turn")
     with load_runs([args.run], args.runs_dir) as data:
         games = data.games.copy()
+        logs = {str(u): list(data.record(str(u))["input_log"]) for u in games["uid"]}
+    done = {e["uid"] for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(), luck_settings(),
+                                           key=game_key)}
+    missing = [(uid, logs[uid]) for uid in logs if uid not in done]
+    if missing and not args.figures_only:
+        measure(args.runs_dir / args.run, games, missing, args.workers)
+    if not args.figures_only:
+        report = analyse_runs([args.run], args.runs_dir, workers=args.workers, progress=False, quality=False)
+        print(f"pokebench analyse --no-quality afterwards: {report.luck_games} games valued (0: the cache was complete)")
+    with load_runs([args.run], args.runs_dir) as data:
         luck, _ = read_luck(data.run_dirs, games)
-        logs = [(str(u), list(data.record(str(u))["input_log"])) for u in games["uid"]]
-    cached = {e["uid"]: e for e in read_entries(luck_path(args.runs_dir / args.run), key=game_key)}
-    model = load_value_model()
-    replay_cpu = luck_cpu = 0.0
-    entries: dict[str, dict] = {}
-    entries.update({uid: e for uid, e in cached.items() if all("v_real" in t for t in e["turns"])})
-    logs = [(uid, log) for uid, log in logs if uid not in entries]  # older cache lines lack v_real: recompute
-    for start in range(0, len(logs), 100):  # one simulator process per 100 games
-        began = time.process_time()
-        replayed = game_positions(logs[start:start + 100])
-        replay_cpu += time.process_time() - began
-        began = time.process_time()
-        entries.update({g.id: game_luck(g, model) for g in replayed})
-        luck_cpu += time.process_time() - began
-    redone = {uid for uid, _ in logs}
-    append_entries(luck_path(args.runs_dir / args.run),  # the cache's lines completed (same key, same luck)
-                   [{**cached[uid], **entries[uid]} for uid in redone if uid in cached])
-    count = sum(len(entries[uid]["turns"]) for uid in redone)
-    same = all([t["luck_p1"] for t in entries[uid]["turns"]] == [t["luck_p1"] for t in cached[uid]["turns"]]
-               for uid in redone if uid in cached)
-    if count:
-        print(f"cost in this process, {len(redone)} games, {count} turns: {luck_cpu / count * 1000:.1f} ms CPU per turn "
-              f"for the luck itself, {replay_cpu / count * 1000:.1f} ms more for the replay's Python side (Node's "
-              f"CPU not counted); recomputed, every turn's luck identical to the cached: {same}")
+    entries = {e["uid"]: e for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(),
+                                                 luck_settings(), key=game_key)}
+    sample = [(uid, log) for uid, log in logs.items() if uid in entries][:10]
+    again = {g.id: game_luck(g, load_value_model()) for g in game_positions(sample)}
+    same = all([t["luck_p1"] for t in again[uid]["turns"]] == [t["luck_p1"] for t in entries[uid]["turns"]]
+               for uid in again)
+    print(f"run-to-run: 10 games valued again, every turn's luck identical: {same}")
     turns = pd.DataFrame([{"uid": uid, **t} for uid, e in entries.items() for t in e["turns"]])
     detail(luck, turns)
     pairs = pair_frame(games, luck)

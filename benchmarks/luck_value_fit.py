@@ -11,7 +11,8 @@ game's result. Then:
 1. a logistic fit (scipy's L-BFGS, a small L2 penalty, no intercept) on the games of 4 pairs in 5, and
    its calibration on the other fifth: predicted against observed in ten bins, the log loss and the
    Brier score beside the HP balance alone's;
-2. the fit on every game; ``--write`` writes it to pokebench/analysis/value_model.json (the shipped model).
+2. the fit on every game; ``--write`` writes it to pokebench/analysis/value_model.json (the shipped model);
+   ``--check-run luck-eval`` prints its calibration on games of other seeds.
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ def play(runs_dir: Path, run: str, pairs: int) -> None:
                    cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
 
 
-def positions(runs_dir: Path, run: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Features, side one's score and the pair of every decision point's state; the games."""
+def positions(runs_dir: Path, run: str, limit: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Features, side one's score and the pair of every decision point's state (of the first `limit` games); the
+    games."""
     with load_runs([run], runs_dir) as data:
-        games = data.games.to_dict("records")
+        games = data.games.to_dict("records")[:limit]
         logs = [(str(g["uid"]), list(data.record(str(g["uid"]))["input_log"])) for g in games]
     score = {str(g["uid"]): 1.0 if g["winner"] == "p1" else 0.0 if g["winner"] == "p2" else 0.5 for g in games}
     pair = {str(g["uid"]): f"{g['matchup']}:{g['pair']}" for g in games}
@@ -83,7 +85,7 @@ def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def report(name: str, p: np.ndarray, y: np.ndarray) -> None:
     p = np.clip(p, 1e-6, 1 - 1e-6)
     logloss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-    print(f"{name}: log loss {logloss:.4f}, Brier {np.mean((p - y) ** 2):.4f} on {len(y)} held-out positions")
+    print(f"{name}: log loss {logloss:.4f}, Brier {np.mean((p - y) ** 2):.4f} on {len(y)} positions not fitted on")
 
 
 def calibration(p: np.ndarray, y: np.ndarray) -> None:
@@ -101,6 +103,9 @@ def main() -> None:
     parser.add_argument("--run", default="luck-fit")
     parser.add_argument("--pairs", type=int, default=25)
     parser.add_argument("--write", action="store_true", help=f"write pokebench/analysis/{MODEL_FILE}")
+    parser.add_argument("--check-run", help="also the calibration of the fit on every game on this run's games "
+                                            "(e.g. luck-eval: other seeds)")
+    parser.add_argument("--check-games", type=int, default=200, help="games of --check-run (default: 200)")
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     play(args.runs_dir, args.run, args.pairs)
@@ -118,6 +123,11 @@ def main() -> None:
     model = ValueModel.of(every, {"run": args.run, "seed_text": SEED_TEXT, "games": games, "positions": int(len(y)),
                                   "penalty": PENALTY, "script": "benchmarks/luck_value_fit.py"})
     print("coefficients (every game): " + ", ".join(f"{n} {c:+.3f}" for n, c in zip(FEATURES, every)))
+    if args.check_run:
+        cx, cy, _, checked = positions(args.runs_dir, args.check_run, args.check_games)
+        p = 1 / (1 + np.exp(-(cx @ every)))
+        report(f"the fit on every game, on {checked} games of {args.check_run}", p, cy)
+        calibration(p, cy)
     if args.write:
         path = Path(__file__).resolve().parent.parent / "pokebench" / "analysis" / MODEL_FILE
         path.write_text(model.to_json(), encoding="utf-8")

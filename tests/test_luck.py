@@ -156,6 +156,8 @@ def test_analyse_caches_the_luck_and_publish_writes_adjusted_scores(run_dir, tmp
         summed = turns.loc[turns["uid"] == row.uid, "luck_p1"].sum()
         assert row.adjusted_p1 == pytest.approx(row.score_p1 - summed, abs=1e-9)
         assert row.luck_p1 == pytest.approx(summed, abs=1e-9)
+        last = turns[turns["uid"] == row.uid].iloc[-1]  # what happened never contradicts how the game ended
+        assert last["v_after"] != {"p1": 0.0, "p2": 1.0}.get(games.loc[row.uid, "winner"])
     assert (turns["event"].fillna("").isin([*EVENTS, ""])).all()
     loaded = load_results(out)
     assert len(loaded.luck) == 6 and len(loaded.luck_turns) == len(turns)

@@ -36,7 +36,7 @@ from pokebench.engine.state import build_state
 __all__ = ["APPROXIMATIONS", "LUCK_VERSION", "ROLLS", "TurnLuck", "game_luck", "turn_luck", "EVENTS"]
 
 #: Bumped when what the luck of a turn is changes: older cached luck is not reused.
-LUCK_VERSION = 1
+LUCK_VERSION = 2
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
 ROLLS = np.arange(85, 101) / 92.5
 #: The chance events a turn's luck is named by (luck_turns.csv ``event``).
@@ -56,8 +56,9 @@ APPROXIMATIONS: dict[str, str] = {
     "pivot turns (U-turn, Volt Switch, Flip Turn...)": "the turn is valued up to the pivot's switch (the next real "
     "position); the chance of the rest of the turn (the other side's move after the switch) is not measured",
     "forced switches": "no chance of their own: not turns of the luck",
-    "what happened": "the engine outcome and rolls nearest the next real position (HP fraction and status of every "
-    "Pokémon, the active Pokémon and their boosts); a draw the engine did not list counts as its nearest one",
+    "what happened": "the engine outcome and rolls nearest the next real position (which Pokémon are knocked out "
+    "first, then HP fraction and status of every Pokémon, the active Pokémon and their boosts); a draw the engine did "
+    "not list counts as its nearest one",
     "end-of-turn effects": "as the engine plays them in the outcome (weather, Leftovers, poison...); their own "
     "chance, if any, only as far as the engine branches on it",
     "Terastallization": "part of the choice (the engine's '-tera' action): no chance of its own",
@@ -67,6 +68,9 @@ _DAMAGE = re.compile(r"^Damage Side(One|Two): (\d+)$")
 _SWITCH = re.compile(r"^Switch Side(One|Two): P(\d) -> P(\d)$")
 _SECONDARY = re.compile(r"^(ChangeStatus|Boost|ApplyVolatileStatus)\b")
 _SLEEP_OR_CONFUSION = re.compile(r"(Sleep|SLEEP|Confusion|CONFUSION|Rest)")
+#: Weights of the distance between an outcome and the real position, per Pokémon: a knock-out is categorical (a
+#: Pokémon standing in one and fainted in the other is farther than any HP difference), then status, then boosts.
+_FAINT_WEIGHT = 4.0
 _STATUS_WEIGHT = 0.5
 _BOOST_WEIGHT = 0.1
 
@@ -150,12 +154,14 @@ def _same_mons(mine: tuple[str, ...], theirs: tuple[str, ...]) -> list[int]:
 
 
 def _distance(outcome: _Outcome, real: Snapshot) -> np.ndarray:
-    """Per roll row: how far the outcome is from the real position (HP fractions, status, actives, boosts)."""
+    """Per roll row: how far the outcome is from the real position (knock-outs, HP fractions, status, actives,
+    boosts)."""
     out = np.zeros(len(outcome.hp_one))
     for mine, theirs, hp in ((outcome.snapshot.one, real.one, outcome.hp_one),
                              (outcome.snapshot.two, real.two, outcome.hp_two)):
         order = _same_mons(mine.ids, theirs.ids)
         out = out + np.abs(hp / mine.maxhp - theirs.hp[order] / theirs.maxhp[order]).sum(axis=1)
+        out = out + _FAINT_WEIGHT * ((hp > 0) != (theirs.hp[order] > 0)[None, :]).sum(axis=1)
         out = out + _STATUS_WEIGHT * sum(a != theirs.status[b] for a, b in zip(mine.status, order))
         out = out + (mine.ids[mine.active] != theirs.ids[theirs.active])
         out = out + _BOOST_WEIGHT * sum(abs(a - b) for a, b in zip(mine.boosts, theirs.boosts))
