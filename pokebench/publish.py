@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from pokebench.analysis.luck_rows import read_luck
 from pokebench.analysis.quality import read_quality
 from pokebench.analysis.settings import Settings
 from pokebench.paths import RUNS_DIR, SITES_DIR
@@ -109,8 +110,8 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
             analyse: bool = False, workers: int = 2, analysis: Settings = Settings()) -> Path:
     """Merge the runs, compute the results, write the published folder and its site; return its path.
 
-    The runs' decision quality (searched with the settings `analysis`) is published as far as
-    ``pokebench analyse`` cached it; `analyse` first searches what the cache lacks (`workers` processes).
+    The runs' decision quality (searched with the settings `analysis`) and luck are published as far as
+    ``pokebench analyse`` cached them; `analyse` first analyses what the caches lack (`workers` processes).
     """
     names = list(dict.fromkeys(names))
     out = Path(out_dir) if out_dir is not None else default_out_dir(names)
@@ -125,8 +126,9 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
         analyse_runs(names, runs_dir, analysis, workers=workers)
     with publishing(out), load_runs(names, runs_dir) as data:
         quality, spread = read_quality(data.run_dirs, data.games["uid"], analysis)
+        luck, luck_turns = read_luck(data.run_dirs, data.games)
         results = compute_results(data, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed, level=level,
-                                  quality=quality, quality_spread=spread)
+                                  quality=quality, quality_spread=spread, luck=luck, luck_turns=luck_turns)
         try:  # the replays need Showdown's text templates: fail before writing anything
             check_site_inputs()
         except SiteError as err:

@@ -121,6 +121,12 @@ NOT_RUN: dict[str, str] = {
     f"{PY} +run=ch-smoke trajectories=3 after_pairs=3":
         "six Continual Harness runs of a model; tests/test_continual_trajectories.py plays ch-smoke with trajectories=2",
     f"{PY} analyse ch-smoke": ANALYSE,
+    f"{PY} analyse RUN": ANALYSE,
+    f"{PY} analyse RUN --no-luck": ANALYSE,
+    f"{PY} analyse RUN --no-quality": "tests/test_luck.py runs it on a real bots-smoke run (the luck alone)",
+    ".venv/bin/python benchmarks/luck_value_fit.py --runs-dir /tmp/pb-luck/runs --check-run luck-eval --write":
+        BENCH + "; it plays 350 bot games and rewrites the shipped value model",
+    ".venv/bin/python benchmarks/luck_validation.py --runs-dir /tmp/pb-luck/runs --pairs 100": BENCH,
     ".venv/bin/pip install -e '.[ray]'": RAY,
     "export RAY_AUTH_MODE=token": RAY,
     ".venv/bin/ray get-auth-token --generate": RAY,

@@ -1,11 +1,16 @@
-"""``pokebench analyse RUN [RUN ...]``: search every stored decision of the runs, in parallel over games.
+"""``pokebench analyse RUN [RUN ...]``: score every stored decision and measure the luck of every turn.
 
-Each game is replayed in the pinned simulator (``positions.js``) and its decisions searched
-(:mod:`pokebench.analysis.scoring`) by a pool of worker processes; the searches are appended
-to each run's ``runs/NAME/decision_quality.jsonl`` (:mod:`pokebench.analysis.cache`) as each
-game finishes. Games whose decisions are all in the cache for this engine version and these
-settings are not searched again. ``--spread N`` searches N of the decisions a second time
-(chosen by their keys' hashes, the same every time): the run-to-run spread of the scores.
+Each game is replayed in the pinned simulator (``positions.js``) once, by a pool of worker
+processes, for both analyses:
+
+- its decisions searched (:mod:`pokebench.analysis.scoring`), appended to the run's
+  ``runs/NAME/decision_quality.jsonl`` (:mod:`pokebench.analysis.cache`) as each game finishes;
+- the luck of its move turns (:mod:`pokebench.analysis.luck`), appended to ``runs/NAME/luck.jsonl``.
+
+Games already in a cache for this engine version and these settings (for the luck: this value
+function) are not analysed again; ``--no-quality`` / ``--no-luck`` skip either analysis.
+``--spread N`` searches N of the decisions a second time (chosen by their keys' hashes, the same
+every time): the run-to-run spread of the scores.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from typing import Any, Sequence
 
 from tqdm import tqdm
 
-from pokebench.analysis.cache import append_entries, cache_path, read_entries
+from pokebench.analysis.cache import append_entries, cache_path, game_key, luck_path, read_entries
+from pokebench.analysis.luck_rows import luck_settings
 from pokebench.analysis.settings import Settings, engine_version
 from pokebench.engine.check import EngineUnavailable
 from pokebench.paths import RUNS_DIR
@@ -39,6 +45,8 @@ class AnalysisReport:
     decisions: int  # decisions searched now
     repeats: int  # decisions searched a second time now (the spread)
     seconds: float  # wall time of the searches
+    luck_games: int = 0  # games whose luck was measured now
+    luck_turns: int = 0  # move turns valued now (their luck)
 
     @property
     def seconds_per_decision(self) -> float:
@@ -53,8 +61,9 @@ class _Task:
     players: dict[str, str]  # side -> player
     input_log: list[str]
     settings: Settings
-    indices: frozenset[int] | None  # None: every decision
+    indices: frozenset[int] | None  # None: every decision; empty: none (the luck alone)
     repeat: int
+    luck: bool = False  # measure the game's luck too
 
 
 def _init_worker() -> None:
@@ -66,17 +75,24 @@ def _init_worker() -> None:
     _SETS = SetTable.load()
 
 
-def _work(task: _Task) -> list[dict[str, Any]]:
+def _work(task: _Task) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The game's decision searches (cache entries) and its luck (one entry, None when not asked)."""
+    from pokebench.analysis.luck import game_luck
     from pokebench.analysis.scoring import score_game
+    from pokebench.analysis.value import load_value_model
     from pokebench.engine.from_showdown import game_positions
 
     [game] = game_positions([(task.uid, task.input_log)])
     engine = engine_version()
-    entries = score_game(game, task.input_log, _SETS, task.settings,
-                         set(task.indices) if task.indices is not None else None)
+    entries = [] if task.indices == frozenset() else score_game(
+        game, task.input_log, _SETS, task.settings, set(task.indices) if task.indices is not None else None)
+    luck = None
+    if task.luck:
+        luck = {**game_luck(game, load_value_model()), "uid": task.uid, "run": task.run, "game_id": task.game_id,
+                "engine": engine, "settings": luck_settings()}
     return [{**entry, "uid": task.uid, "run": task.run, "game_id": task.game_id,
              "player": task.players[entry["side"]], "decisions_in_game": len(game.decisions), "engine": engine,
-             "settings": task.settings.key, "repeat": task.repeat} for entry in entries]
+             "settings": task.settings.key, "repeat": task.repeat} for entry in entries], luck
 
 
 def _complete(entries: list[dict[str, Any]]) -> bool:
@@ -93,8 +109,10 @@ def _spread_sample(entries: list[dict[str, Any]], count: int) -> list[dict[str, 
 
 
 def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings: Settings = Settings(),
-                 workers: int = 2, spread: int = 0, progress: bool = True) -> AnalysisReport:
-    """Search every decision of the runs' games not yet in their caches; see the module docstring."""
+                 workers: int = 2, spread: int = 0, progress: bool = True, quality: bool = True,
+                 luck: bool = True) -> AnalysisReport:
+    """Search every decision (`quality`) and measure every turn's luck (`luck`) of the runs' games not yet in
+    their caches; see the module docstring."""
     from pokebench.engine.check import check_engine
 
     check_engine()  # a Gen 4 build, or none: a clear error with the command that builds the right one
@@ -102,20 +120,25 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
     engine = engine_version()
     with load_runs(names, runs_dir) as data:
         cached: dict[str, list[dict[str, Any]]] = {}
+        lucky: set[str] = set()
         for run in dict.fromkeys(map(str, data.games["run"])):
             for entry in read_entries(cache_path(runs_dir / run), engine, settings.key):
                 cached.setdefault(entry["uid"], []).append(entry)
+            lucky |= {e["uid"] for e in read_entries(luck_path(runs_dir / run), engine, luck_settings(), key=game_key)}
         tasks = []
         for game in data.games.to_dict("records"):
             uid = str(game["uid"])
             mine = [e for e in cached.get(uid, []) if e.get("repeat", 0) == 0]
-            if not _complete(mine):
+            search = quality and not _complete(mine)
+            measure = luck and uid not in lucky
+            if search or measure:
                 tasks.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
-                                   list(data.record(uid).get("input_log") or []), settings, None, 0))
+                                   list(data.record(uid).get("input_log") or []), settings,
+                                   None if search else frozenset(), 0, measure))
         records = {str(g["uid"]): g for g in data.games.to_dict("records")}
         logs = {task.uid: task.input_log for task in tasks}
         started = time.perf_counter()
-        decisions = _run(tasks, runs_dir, workers, progress, "analyse")
+        decisions, luck_games, luck_turns = _run(tasks, runs_dir, workers, progress, "analyse")
         repeats = 0
         if spread:
             every = [e for uid in records for e in read_entries(cache_path(runs_dir / str(records[uid]["run"])),
@@ -131,27 +154,33 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
                 log = logs.get(uid) or list(data.record(uid).get("input_log") or [])
                 again.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
                                    log, settings, frozenset(indices), 1))
-            repeats = _run(again, runs_dir, workers, progress, "spread")
+            repeats = _run(again, runs_dir, workers, progress, "spread")[0]
         seconds = time.perf_counter() - started
-        return AnalysisReport(len(data.games), len(tasks), decisions, repeats, seconds)
+        return AnalysisReport(len(data.games), sum(t.indices != frozenset() for t in tasks), decisions, repeats,
+                              seconds, luck_games, luck_turns)
 
 
-def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label: str) -> int:
-    """Run the tasks in `workers` processes, appending each game's entries to its run's cache; decisions done."""
+def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label: str) -> tuple[int, int, int]:
+    """Run the tasks in `workers` processes, appending each game's entries to its run's caches; the decisions
+    searched, the games and the turns whose luck was measured."""
     if not tasks:
-        return 0
-    done = 0
+        return 0, 0, 0
+    done = games = turns = 0
     bar = tqdm(total=len(tasks), desc=label, unit="game", dynamic_ncols=True, disable=not progress)
     context = multiprocessing.get_context("spawn")  # the workers import the engine afresh, no forked state
     with context.Pool(max(1, workers), initializer=_init_worker) as pool:
-        for entries in pool.imap_unordered(_work, tasks):
+        for entries, luck in pool.imap_unordered(_work, tasks):
             if entries:
                 append_entries(cache_path(runs_dir / entries[0]["run"]), entries)
+            if luck is not None:
+                append_entries(luck_path(runs_dir / luck["run"]), [luck])
+                games += 1
+                turns += len(luck["turns"])
             done += len(entries)
             bar.update(1)
-            bar.set_postfix(decisions=done)
+            bar.set_postfix(decisions=done, turns=turns)
     bar.close()
-    return done
+    return done, games, turns
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,8 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pokebench analyse",
         description="Score every stored decision of the runs with poke-engine's search (regret, agreement with "
-                    "the engine, blunders), from full information and from the player's own information. "
-                    "Searches are cached in runs/NAME/decision_quality.jsonl; publish reads them.",
+                    "the engine, blunders), from full information and from the player's own information, and "
+                    "measure the luck of every turn (luck-adjusted scores). Cached in runs/NAME/"
+                    "decision_quality.jsonl and runs/NAME/luck.jsonl; publish reads them.",
         epilog="Example:\n  pokebench analyse bots-smoke --workers 2\n  pokebench-publish bots-smoke\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run names (folders of --runs-dir)")
@@ -172,18 +202,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
     parser.add_argument("--spread", type=int, default=0, metavar="N",
                         help="search N decisions a second time: the run-to-run spread (default: 0)")
+    parser.add_argument("--no-quality", action="store_true", help="skip the decision scores (the luck alone)")
+    parser.add_argument("--no-luck", action="store_true", help="skip the luck (the decision scores alone)")
     args = parser.parse_args(argv)
+    if args.no_quality and args.no_luck:
+        parser.error("--no-quality and --no-luck together leave nothing to analyse: drop one")
+    if args.no_quality and args.spread:
+        parser.error("--spread searches decisions again: it needs the decision scores (drop --no-quality)")
     if args.iterations < 1 or args.samples < 1 or args.workers < 1 or args.spread < 0:
         parser.error("--iterations, --samples and --workers must be 1 or more, --spread 0 or more")
     try:
         report = analyse_runs(args.runs, args.runs_dir, Settings(args.iterations, args.samples), args.workers,
-                              args.spread)
+                              args.spread, quality=not args.no_quality, luck=not args.no_luck)
     except (PublishError, EngineUnavailable) as err:
         print(f"analyse: error: {err}", file=sys.stderr)
         return 2
     print(f"Analysed {report.games} games: {report.searched_games} searched now ({report.decisions} decisions, "
           f"{report.repeats} searched twice) in {report.seconds:.1f} s "
-          f"({report.seconds_per_decision:.3f} s per decision).")
+          f"({report.seconds_per_decision:.3f} s per decision); luck of {report.luck_games} games measured now "
+          f"({report.luck_turns} turns).")
     return 0
 
 

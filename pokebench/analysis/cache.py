@@ -5,22 +5,29 @@ key: the game's uid, the decision's index in the game, the engine version, the s
 repeat (0; 1 for the second search of a decision sampled to measure the run-to-run spread).
 Lines are appended as games finish, so an interrupted analysis keeps what it searched; a line
 cut short by a kill is skipped on reading. Lines of another engine version or other settings
-stay in the file and are not used.
+stay in the file and are not used. The luck of the games (``runs/NAME/luck.jsonl``, one line per
+game: :mod:`pokebench.analysis.luck`) is kept the same way, keyed by game (:func:`game_key`).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
-__all__ = ["CACHE_FILE", "cache_path", "entry_key", "read_entries", "append_entries"]
+__all__ = ["CACHE_FILE", "LUCK_FILE", "cache_path", "luck_path", "entry_key", "game_key", "read_entries",
+           "append_entries"]
 
 CACHE_FILE = "decision_quality.jsonl"
+LUCK_FILE = "luck.jsonl"
 
 
 def cache_path(run_dir: Path) -> Path:
     return Path(run_dir) / CACHE_FILE
+
+
+def luck_path(run_dir: Path) -> Path:
+    return Path(run_dir) / LUCK_FILE
 
 
 def entry_key(uid: str, index: int, engine: str, settings: str, repeat: int = 0) -> tuple[str, int, str, str, int]:
@@ -31,11 +38,17 @@ def _key_of(entry: dict[str, Any]) -> tuple[str, int, str, str, int]:
     return entry_key(entry["uid"], entry["index"], entry["engine"], entry["settings"], entry.get("repeat", 0))
 
 
-def read_entries(path: Path, engine: str | None = None, settings: str | None = None) -> Iterator[dict[str, Any]]:
-    """The entries of the file (of `engine` and `settings` when given); the last one of each key."""
+def game_key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """The key of a per-game entry (the luck of a game)."""
+    return (entry["uid"], entry["engine"], entry["settings"])
+
+
+def read_entries(path: Path, engine: str | None = None, settings: str | None = None,
+                 key: Callable[[dict[str, Any]], Hashable] = _key_of) -> Iterator[dict[str, Any]]:
+    """The entries of the file (of `engine` and `settings` when given); the last one of each `key`."""
     if not Path(path).is_file():
         return
-    found: dict[tuple[str, int, str, str, int], dict[str, Any]] = {}
+    found: dict[Hashable, dict[str, Any]] = {}
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             try:
@@ -43,7 +56,7 @@ def read_entries(path: Path, engine: str | None = None, settings: str | None = N
             except json.JSONDecodeError:  # the last line of an analysis that was killed while writing it
                 continue
             if (engine is None or entry.get("engine") == engine) and (settings is None or entry.get("settings") == settings):
-                found[_key_of(entry)] = entry
+                found[key(entry)] = entry
     yield from found.values()
 
 

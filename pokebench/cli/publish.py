@@ -34,8 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     parser.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
     parser.add_argument("--analyse", action="store_true",
-                        help="first score the decisions the runs' analysis cache lacks with poke-engine "
-                             "(pokebench analyse; the published decision_quality.csv holds what is cached)")
+                        help="first score the decisions and measure the luck the runs' analysis caches lack with "
+                             "poke-engine (pokebench analyse; the published decision_quality.csv, luck.csv and "
+                             "luck_turns.csv hold what is cached)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes of --analyse (default: 2)")
     parser.add_argument("--iterations", type=int, default=Settings.iterations,
                         help=f"the analysis's MCTS iterations per position (default: {Settings.iterations})")

@@ -20,7 +20,7 @@ from pokebench.engine.position import BOOSTS, STATS, FieldSpec, MonSpec, MoveSlo
 from pokebench.engine.state import representable
 from pokebench.showdown.node import run_script
 
-__all__ = ["Decision", "GamePositions", "game_positions", "position_from_showdown", "engine_action", "other_side"]
+__all__ = ["Decision", "GamePositions", "game_positions", "position_from_showdown", "position_of_state", "engine_action", "other_side"]
 
 
 @dataclass
@@ -43,6 +43,8 @@ class GamePositions:
     id: str
     messages: dict[str, list[str]]
     decisions: list[Decision]
+    #: Showdown's battle state when the game ended (None if the input log stops before the end).
+    final: dict[str, Any] | None = None
 
     def side_decisions(self, side: str) -> list[Decision]:
         return [d for d in self.decisions if d.side == side]
@@ -60,7 +62,8 @@ def game_positions(games: Iterable[tuple[str, list[str]]], timeout: float = 1800
     for line in out.splitlines():
         if line.strip():
             raw = json.loads(line)
-            found.append(GamePositions(raw["id"], raw["messages"], [Decision(**d) for d in raw["decisions"]]))
+            found.append(GamePositions(raw["id"], raw["messages"], [Decision(**d) for d in raw["decisions"]],
+                                       raw.get("final")))
     return found
 
 
@@ -136,11 +139,15 @@ def position_from_showdown(decision: Decision) -> Position:
 
     The volatiles and side conditions the engine lacks are dropped and noted (``representable``).
     """
-    state = decision.state
-    me, foe = decision.side, other_side(decision.side)
+    return position_of_state(decision.state, decision.side, f"decision {decision.index}")
+
+
+def position_of_state(state: dict[str, Any], me: str, label: str = "the state") -> Position:
+    """The full-information position of Showdown's battle `state` (``positions.js``), side `me` as side one."""
+    foe = other_side(me)
     sides = state["sides"]
     if me not in sides or foe not in sides:
-        raise EngineError(f"decision {decision.index}: the state has sides {sorted(sides)}, not p1 and p2")
+        raise EngineError(f"{label}: the state has sides {sorted(sides)}, not p1 and p2")
     notes: list[str] = []
     position = Position(side_one=_side(me, sides, state["turn"], notes, "side_one"),
                         side_two=_side(foe, sides, state["turn"], notes, "side_two"),

@@ -21,8 +21,8 @@ from pokebench.plugins import TABLE_PLUGINS, load_plugins
 from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing
 from pokebench.results.ratings import (INTERVAL_RULE, LUCK_COLUMNS, RANK_RULE, RatingsError, fit_ratings, head_to_head,
                                        luck_figures, with_luck)
-from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, Meta, PairRow,
-                                      QualitySpreadRow, RatingRow, columns)
+from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, LuckRow, LuckTurnRow, Meta,
+                                      PairRow, QualitySpreadRow, RatingRow, columns)
 
 __all__ = ["Results", "compute_results", "per_player_figures", "pair_results", "player_rows", "register_table",
            "register_tables", "adjusted_figures", "EXTRA_TABLES", "FIGURE_COLUMNS", "ADJUSTED_COLUMNS"]
@@ -258,6 +258,9 @@ class Results:
     #: when the runs were not analysed.
     quality: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=columns(DecisionQualityRow)))
     quality_spread: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=columns(QualitySpreadRow)))
+    #: luck.csv and luck_turns.csv (:mod:`pokebench.analysis.luck_rows`); no rows when the runs were not analysed.
+    luck: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=columns(LuckRow)))
+    luck_turns: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=columns(LuckTurnRow)))
 
     @property
     def anchor(self) -> str:
@@ -300,13 +303,14 @@ def _pokebench_version() -> str:
 
 def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int = 200, seed: int = 0,
                     level: float = 0.95, prior_sd: float = 800.0, quality: pd.DataFrame | None = None,
-                    quality_spread: pd.DataFrame | None = None, luck: pd.DataFrame | None = None) -> Results:
+                    quality_spread: pd.DataFrame | None = None, luck: pd.DataFrame | None = None,
+                    luck_turns: pd.DataFrame | None = None) -> Results:
     """Ratings with intervals and both ranks, head-to-head, pair splits and per-player figures.
 
     `quality` and `quality_spread`: the runs' decision quality (:func:`pokebench.analysis.quality.read_quality`),
-    whose per-player figures join the ratings; none when the runs were not analysed. `luck`: the rows of
-    luck.csv (uid, luck_p1, adjusted_p1, error), from which the ratings gain the luck-adjusted Elo and the mean
-    luck per player (:func:`adjusted_figures`); none (empty columns) when the runs were not analysed for luck.
+    whose per-player figures join the ratings; `luck` and `luck_turns`: the games' luck
+    (:func:`pokebench.analysis.luck_rows.read_luck`), from which the ratings gain the luck-adjusted Elo and the
+    mean luck per player (:func:`adjusted_figures`); none (empty columns) when the runs were not analysed.
     """
     from pokebench.analysis.quality import FIGURE_COLUMNS as QUALITY_FIGURES, quality_figures
 
@@ -349,6 +353,10 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
                       players=[], meta=meta, errors=data.errors, quality=quality)
     if quality_spread is not None:
         results.quality_spread = quality_spread
+    if luck is not None:
+        results.luck = luck
+    if luck_turns is not None:
+        results.luck_turns = luck_turns
     load_plugins(TABLE_PLUGINS)  # the players' tables register when their modules are imported
     for make in EXTRA_TABLES:
         for name, table in make(data, results).items():

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ValidationError
 from pokebench.results.figures import Results, compute_results
 from pokebench.results.loading import PublishError, load_runs
 from pokebench.results.redaction import unneutralise
-from pokebench.results.schema import (SCHEMA_VERSION, DecisionQualityRow, DecisionRow, GameRow, H2HRow, Meta,
-                                      PairRow, QualitySpreadRow, RatingRow, columns)
+from pokebench.results.schema import (SCHEMA_VERSION, DecisionQualityRow, DecisionRow, GameRow, H2HRow, LuckRow,
+                                      LuckTurnRow, Meta, PairRow, QualitySpreadRow, RatingRow, columns)
 from pokebench.results.store import run_stores
 
 __all__ = ["load_results", "read_meta", "read_table", "ResultsVersionError"]
@@ -79,18 +79,23 @@ def load_results(path: Path | str, anchor: str = "max-damage") -> Results:
         meta = read_meta(path)
         players = json.loads((path / "players.json").read_text(encoding="utf-8"))
         contract = {"games.csv", "decisions.csv", "ratings.csv", "h2h.csv", "pairs.csv", "decision_quality.csv",
-                    "decision_quality_spread.csv"}
+                    "decision_quality_spread.csv", "luck.csv", "luck_turns.csv"}
         extra = {Path(t).stem: pd.read_csv(path / t) for t in meta.tables
                  if t.endswith(".csv") and t not in contract and (path / t).is_file()}
         return Results(ratings=read_table(path / "ratings.csv", RatingRow), h2h=read_table(path / "h2h.csv", H2HRow),
                        pairs=read_table(path / "pairs.csv", PairRow), games=read_table(path / "games.csv", GameRow),
                        decisions=read_table(path / "decisions.csv", DecisionRow), players=players, meta=meta,
                        extra=extra, quality=read_table(path / "decision_quality.csv", DecisionQualityRow),
-                       quality_spread=read_table(path / "decision_quality_spread.csv", QualitySpreadRow))
+                       quality_spread=read_table(path / "decision_quality_spread.csv", QualitySpreadRow),
+                       luck=read_table(path / "luck.csv", LuckRow),
+                       luck_turns=read_table(path / "luck_turns.csv", LuckTurnRow))
     if run_stores(path):
+        from pokebench.analysis.luck_rows import read_luck
         from pokebench.analysis.quality import read_quality
 
         with load_runs([path.name], path.parent) as data:
             quality, spread = read_quality(data.run_dirs, data.games["uid"])
-            return compute_results(data, anchor=anchor, quality=quality, quality_spread=spread)
+            luck, turns = read_luck(data.run_dirs, data.games)
+            return compute_results(data, anchor=anchor, quality=quality, quality_spread=spread, luck=luck,
+                                   luck_turns=turns)
     raise PublishError(f"{path} is neither a published folder (no meta.json) nor a run folder (no store.sqlite).")

@@ -16,12 +16,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SCHEMA_VERSION", "GameRow", "DecisionRow", "DecisionQualityRow", "QualitySpreadRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
+__all__ = ["SCHEMA_VERSION", "GameRow", "DecisionRow", "DecisionQualityRow", "QualitySpreadRow", "LuckRow", "LuckTurnRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
            "RunInfo", "BootstrapInfo", "TABLES", "columns", "columns_markdown"]
 
 #: Version of the published folder's layout. 1: the first versioned contract. 2: decision quality
 #: (decision_quality.csv, decision_quality_spread.csv, the per-player figures in ratings.csv).
-SCHEMA_VERSION = 2
+#: 3: the luck of every turn (luck.csv, luck_turns.csv).
+SCHEMA_VERSION = 3
 
 
 class _Row(BaseModel):
@@ -139,6 +140,56 @@ class QualitySpreadRow(_Row):
     engine_action_2: str = Field(description="The engine's choice, second search.")
     regret_1: float = Field(description="Regret of the action chosen, first search.")
     regret_2: float = Field(description="Regret, second search.")
+
+
+class LuckRow(_Row):
+    """``luck.csv``: one row per analysed game (``pokebench analyse RUN``; docs/analysis.md, "Luck"): side one's
+    luck, the sum over the game's move turns of V(what happened) − the expected V over the turn's chance
+    outcomes (V: side one's win probability), and the luck-adjusted score. Side two's luck is −luck_p1 and its
+    adjusted score 1 − adjusted_p1. A game with no move turn that could be valued has a row with luck_p1 0 and
+    `error` filled, never none. Empty when the runs were not analysed."""
+
+    uid: str = Field(description="The game's uid (games.csv).")
+    game_id: str = Field(description="The game's id in its run.")
+    run: str = Field(description="The game's run.")
+    p1: str = Field(description="The player on side one.")
+    p2: str = Field(description="The player on side two.")
+    score_p1: float = Field(description="Side one's score: 1 a win, 0.5 a tie, 0 a loss.")
+    luck_p1: float = Field(description="Side one's luck: the sum of its turns' luck (luck_turns.csv); side two's "
+                                       "is the opposite.")
+    adjusted_p1: float = Field(description="score_p1 − luck_p1: side one's luck-adjusted score (same expectation "
+                                           "as the score, less variance; can fall outside 0 to 1).")
+    start_p1: float | None = Field(description="V at the first turn − 0.5: the luck of the teams dealt; reported, "
+                                               "not subtracted in adjusted_p1 (mirror pairs cancel it).")
+    turns_analysed: int = Field(description="Move turns whose luck was measured.")
+    turns_failed: int = Field(description="Move turns the engine could not take (their luck counts as 0).")
+    error: str | None = Field(description="Why the game has no luck (no move turn the engine could value); "
+                                          "empty otherwise.")
+    value_model: str = Field(description="The value function's key (hash of its coefficients) and the version of "
+                                         "the luck analysis.")
+
+
+class LuckTurnRow(_Row):
+    """``luck_turns.csv``: one row per move turn of every analysed game (both sides' choices at the turn's start;
+    forced switches have no chance of their own). Values are side one's win probability (V) from the
+    full-information position."""
+
+    uid: str = Field(description="The game's uid.")
+    game_id: str = Field(description="The game's id in its run.")
+    turn: int = Field(description="Battle turn.")
+    v_before: float | None = Field(description="V before the turn.")
+    v_after: float | None = Field(description="V of what happened: the engine outcome (and damage rolls) nearest "
+                                              "the next real position.")
+    expected: float | None = Field(description="Σ_k p_k V(outcome k): the turn's expected V over its chance "
+                                               "outcomes and damage rolls.")
+    luck_p1: float = Field(description="v_after − expected: side one's luck of the turn (0 when not valued).")
+    roll_luck: float = Field(description="The part of luck_p1 from the damage rolls of the outcome that happened.")
+    outcomes: int = Field(description="Chance outcomes the engine listed for the turn (before damage rolls).")
+    event: str = Field(description="The chance event the luck is named by: `critical hit`, `miss`, `secondary "
+                                   "effect`, `speed tie`, `damage roll`, `sleep/confusion`, `other`; empty when "
+                                   "the turn had no luck (one outcome).")
+    error: str | None = Field(description="Why the turn was not valued (a position or choice the engine cannot "
+                                          "take); empty otherwise.")
 
 
 class RatingRow(_Row):
@@ -279,7 +330,8 @@ class Meta(_Row):
 #: Published table file -> its row model.
 TABLES: dict[str, type[_Row]] = {
     "games.csv": GameRow, "decisions.csv": DecisionRow, "decision_quality.csv": DecisionQualityRow,
-    "decision_quality_spread.csv": QualitySpreadRow, "ratings.csv": RatingRow, "h2h.csv": H2HRow,
+    "decision_quality_spread.csv": QualitySpreadRow, "luck.csv": LuckRow, "luck_turns.csv": LuckTurnRow,
+    "ratings.csv": RatingRow, "h2h.csv": H2HRow,
     "pairs.csv": PairRow, "players.json": PlayerRow,
 }
 

@@ -4,6 +4,7 @@ A published folder (``data/site/NAME/`` by default)::
 
     meta.json  games.csv  decisions.csv  ratings.csv  h2h.csv  pairs.csv  players.json
     decision_quality.csv  decision_quality_spread.csv   each decision scored by the engine (no rows: not analysed)
+    luck.csv  luck_turns.csv   each game's and each turn's luck, the luck-adjusted scores (no rows: not analysed)
     inputlogs/<uid>.log   Showdown's input log: replays the game exactly
     logs/<uid>.log        the battle's protocol log (what the replay viewer plays)
     teams/<uid>.json      both teams' sheets {"p1": [...], "p2": [...]}
@@ -26,8 +27,8 @@ from pydantic import BaseModel
 from pokebench.results.figures import Results
 from pokebench.results.loading import PublishError, RunData
 from pokebench.results.redaction import neutralise_frame
-from pokebench.results.schema import (DecisionQualityRow, DecisionRow, GameRow, H2HRow, PairRow, PlayerRow,
-                                      QualitySpreadRow, RatingRow)
+from pokebench.results.schema import (DecisionQualityRow, DecisionRow, GameRow, H2HRow, LuckRow, LuckTurnRow, PairRow,
+                                      PlayerRow, QualitySpreadRow, RatingRow)
 
 __all__ = ["write_published", "write_table", "input_log_text"]
 
@@ -71,13 +72,15 @@ def write_published(root: Path, data: RunData, results: Results) -> None:
     write_table(root / "decisions.csv", DecisionRow, results.decisions)
     write_table(root / "decision_quality.csv", DecisionQualityRow, results.quality)
     write_table(root / "decision_quality_spread.csv", QualitySpreadRow, results.quality_spread)
+    write_table(root / "luck.csv", LuckRow, results.luck)
+    write_table(root / "luck_turns.csv", LuckTurnRow, results.luck_turns)
     write_table(root / "ratings.csv", RatingRow, results.ratings)
     write_table(root / "h2h.csv", H2HRow, results.h2h)
     write_table(root / "pairs.csv", PairRow, results.pairs)
     players = [PlayerRow(**row).model_dump() for row in results.players]
     (root / "players.json").write_text(_json(players), encoding="utf-8")
-    tables = ["games.csv", "decisions.csv", "decision_quality.csv", "decision_quality_spread.csv", "ratings.csv",
-              "h2h.csv", "pairs.csv", "players.json"]
+    tables = ["games.csv", "decisions.csv", "decision_quality.csv", "decision_quality_spread.csv", "luck.csv",
+              "luck_turns.csv", "ratings.csv", "h2h.csv", "pairs.csv", "players.json"]
     for name, table in sorted(results.extra.items()):
         if f"{name}.csv" in tables or name in ("meta", "players"):
             raise PublishError(f"an extra table may not be named {name!r}: that is a table of the contract")

@@ -16,6 +16,7 @@
  * where "messages" counts the side's lines it had received by then (its request is the last of them),
  * "choice" is the side's answer from the input log (empty if the game ended first), and "state" is the
  * battle at that moment: {"turn", "field": {...}, "sides": {"p1": {...}, "p2": {...}}} (see dumpSide).
+ * "final" is the battle's state when it ended (null if the input log stops before the end).
  */
 'use strict';
 
@@ -119,6 +120,7 @@ function replay(game) {
 	const decisions = [];
 	const pending = {p1: null, p2: null};
 	const seen = {p1: null, p2: null};
+	let final = null;
 	for (const line of game.input_log) {
 		if (!line.startsWith('>')) continue;
 		const [type, message] = [line.slice(1).split(' ', 1)[0], line.slice(line.indexOf(' ') + 1)];
@@ -130,7 +132,10 @@ function replay(game) {
 		const battle = stream.battle;
 		if (!battle) continue;
 		battle.sendUpdates();
-		if (battle.ended) break;
+		if (battle.ended) {
+			final = dumpState(battle);
+			break;
+		}
 		for (const side of battle.sides) {
 			const request = side && side.activeRequest;
 			if (!request || request.wait || request.teamPreview || seen[side.id] === request) continue;
@@ -143,7 +148,7 @@ function replay(game) {
 			pending[side.id] = decision;
 		}
 	}
-	return {id: game.id, messages, decisions};
+	return {id: game.id, messages, decisions, final};
 }
 
 async function main() {

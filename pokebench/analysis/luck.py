@@ -1,0 +1,275 @@
+"""The luck of every turn of a stored game, and the game's luck-adjusted score.
+
+GNU Backgammon's luck analysis, and AIVAT's (Burch et al., AAAI 2018) chance correction: before
+the chance of a turn is drawn, value every outcome it can have; the turn's luck for side one is
+
+    luck = V(what happened) − Σ_k p_k · V(outcome k)
+
+with V side one's win probability (:mod:`pokebench.analysis.value`). Over its outcomes a turn's luck
+weighs to zero whatever V is, so the game's *adjusted score* = score − Σ luck has the score's
+expectation, and less variance as far as V tracks what the chance did.
+
+A turn here is a move turn: both sides' choices at its start, from the full-information position
+(the input log replayed in the pinned simulator, side one = p1). The outcomes are poke-engine's
+(``generate_instructions``: hits, misses, critical hits, secondary effects, speed ties, sleep and
+confusion turns, with their probabilities), each crossed with the sixteen damage rolls of the first
+hit each side takes (:func:`_hits`), which the engine does not branch on. *What happened* is the
+(outcome, rolls) nearest the next real position (HP and status of every Pokémon, the active ones
+and their boosts): it is valued by the same V as the other outcomes, on the engine's own footing.
+Everything that is approximated is listed in :data:`APPROXIMATIONS`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import poke_engine
+
+from pokebench.analysis.value import Snapshot, ValueModel
+from pokebench.engine.errors import EngineError, guarded
+from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
+from pokebench.engine.state import build_state
+
+__all__ = ["APPROXIMATIONS", "LUCK_VERSION", "ROLLS", "TurnLuck", "game_luck", "turn_luck", "EVENTS"]
+
+#: Bumped when what the luck of a turn is changes: older cached luck is not reused.
+LUCK_VERSION = 2
+#: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
+ROLLS = np.arange(85, 101) / 92.5
+#: The chance events a turn's luck is named by (luck_turns.csv ``event``).
+EVENTS = ("critical hit", "miss", "secondary effect", "speed tie", "damage roll", "sleep/confusion", "other")
+
+#: What the luck analysis approximates, and how (with the engine bridge's own: engine/state.py).
+APPROXIMATIONS: dict[str, str] = {
+    "value function": "a logistic of HP, Pokémon left, status, boosts, hazards, Terastallization left and speed "
+    "(value.py), fitted on bot games of their own seeds; no item, ability, move or type matchup enters it",
+    "chance model": "poke-engine 0.0.48's outcomes and probabilities (generate_instructions); where the engine's "
+    "mechanics differ from Showdown's, the probabilities do too",
+    "damage rolls": "the engine does not branch on them: the first hit each side takes in an outcome is given the "
+    "sixteen rolls (85-100 % of the engine's damage, which is taken as the mean roll), the target's HP alone "
+    "changing (what a different roll changes later in the turn is not followed); a hit that knocks out at the "
+    "engine's damage keeps it (a lower roll that would have left the target standing is not valued)",
+    "multi-hit moves": "the engine's hit count; only the first hit has rolls",
+    "pivot turns (U-turn, Volt Switch, Flip Turn...)": "the turn is valued up to the pivot's switch (the next real "
+    "position); the chance of the rest of the turn (the other side's move after the switch) is not measured",
+    "forced switches": "no chance of their own: not turns of the luck",
+    "what happened": "the engine outcome and rolls nearest the next real position (which Pokémon are knocked out "
+    "first, then HP fraction and status of every Pokémon, the active Pokémon and their boosts); a draw the engine did "
+    "not list counts as its nearest one",
+    "end-of-turn effects": "as the engine plays them in the outcome (weather, Leftovers, poison...); their own "
+    "chance, if any, only as far as the engine branches on it",
+    "Terastallization": "part of the choice (the engine's '-tera' action): no chance of its own",
+}
+
+_DAMAGE = re.compile(r"^Damage Side(One|Two): (\d+)$")
+_SWITCH = re.compile(r"^Switch Side(One|Two): P(\d) -> P(\d)$")
+_SECONDARY = re.compile(r"^(ChangeStatus|Boost|ApplyVolatileStatus)\b")
+_SLEEP_OR_CONFUSION = re.compile(r"(Sleep|SLEEP|Confusion|CONFUSION|Rest)")
+#: Weights of the distance between an outcome and the real position, per Pokémon: a knock-out is categorical (a
+#: Pokémon standing in one and fainted in the other is farther than any HP difference), then status, then boosts.
+_FAINT_WEIGHT = 4.0
+_STATUS_WEIGHT = 0.5
+_BOOST_WEIGHT = 0.1
+
+
+@dataclass
+class TurnLuck:
+    """One move turn: side one's values and luck (luck_turns.csv)."""
+
+    turn: int
+    v_before: float
+    v_after: float
+    expected: float
+    luck: float
+    outcomes: int
+    event: str
+    roll_luck: float  # the part of the luck from the damage rolls of the outcome that happened
+    v_real: float  # V of the next real position itself (the alternative "what happened", for measuring its bias)
+
+
+@dataclass
+class _Outcome:
+    probability: float
+    texts: list[str]
+    snapshot: Snapshot
+    hp_one: np.ndarray  # rows: the damage roll combinations (n × side one's Pokémon)
+    hp_two: np.ndarray
+
+
+def _hits(before: Snapshot, texts: list[str]) -> list[tuple[int, int, int]]:
+    """(side 0/1, Pokémon index, engine damage) of the first hit each side takes, switches followed.
+
+    The first ``Damage`` of a side that does not come straight after its own switch-in (hazards) is
+    taken as a move's hit; a residual (poison, weather) that comes first is then rolled too (see
+    APPROXIMATIONS).
+    """
+    active = [before.one.active, before.two.active]
+    hit: dict[int, tuple[int, int, int]] = {}
+    just_switched = [False, False]
+    for text in texts:
+        if switch := _SWITCH.match(text):
+            side = 0 if switch.group(1) == "One" else 1
+            active[side] = int(switch.group(3))
+            just_switched[side] = True
+            continue
+        if damage := _DAMAGE.match(text):
+            side = 0 if damage.group(1) == "One" else 1
+            if side not in hit and not just_switched[side]:
+                hit[side] = (side, active[side], int(damage.group(2)))
+            just_switched[side] = False
+    return list(hit.values())
+
+
+def _rolled(after: Snapshot, hits: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The HP of both sides (rows) for every combination of the hits' sixteen rolls."""
+    rows = [after.one.hp[None, :].copy(), after.two.hp[None, :].copy()]
+    for side, index, damage in hits:
+        target = after.one if side == 0 else after.two
+        if target.hp[index] <= 0:  # knocked out at the engine's damage: kept (APPROXIMATIONS)
+            continue
+        spread = np.clip(target.hp[index] + damage - np.floor(damage * ROLLS), 0, target.maxhp[index])
+        count = len(rows[0])
+        rows = [np.repeat(r, len(ROLLS), axis=0) for r in rows]
+        rows[side][:, index] = np.tile(spread, count)
+    return rows[0], rows[1]
+
+
+def _same_mons(mine: tuple[str, ...], theirs: tuple[str, ...]) -> list[int]:
+    """For each Pokémon of `mine`, its index in `theirs` (Showdown reorders a side on switches); one whose forme
+    changed during the turn (Meloetta's Relic Song, Minior...) is paired with the one left unpaired."""
+    where = {mon: i for i, mon in enumerate(theirs)}
+    left = [i for i, mon in enumerate(theirs) if mon not in set(mine)]
+    order = []
+    for mon in mine:
+        if mon in where:
+            order.append(where[mon])
+        elif left:
+            order.append(left.pop(0))
+        else:
+            raise EngineError(f"the next position's team {sorted(theirs)} is not the turn's {sorted(mine)}")
+    return order
+
+
+def _distance(outcome: _Outcome, real: Snapshot) -> np.ndarray:
+    """Per roll row: how far the outcome is from the real position (knock-outs, HP fractions, status, actives,
+    boosts)."""
+    out = np.zeros(len(outcome.hp_one))
+    for mine, theirs, hp in ((outcome.snapshot.one, real.one, outcome.hp_one),
+                             (outcome.snapshot.two, real.two, outcome.hp_two)):
+        order = _same_mons(mine.ids, theirs.ids)
+        out = out + np.abs(hp / mine.maxhp - theirs.hp[order] / theirs.maxhp[order]).sum(axis=1)
+        out = out + _FAINT_WEIGHT * ((hp > 0) != (theirs.hp[order] > 0)[None, :]).sum(axis=1)
+        out = out + _STATUS_WEIGHT * sum(a != theirs.status[b] for a, b in zip(mine.status, order))
+        out = out + (mine.ids[mine.active] != theirs.ids[theirs.active])
+        out = out + _BOOST_WEIGHT * sum(abs(a - b) for a, b in zip(mine.boosts, theirs.boosts))
+    return out
+
+
+def _event(outcomes: list[_Outcome], happened: int, roll_luck: float, luck: float) -> str:
+    """The chance event the turn's luck is named by (:data:`EVENTS`), "" when it had no luck."""
+    if len(outcomes) == 1 and len(outcomes[0].hp_one) * len(outcomes[0].hp_two) == 1:
+        return ""
+    if abs(roll_luck) >= abs(luck - roll_luck):
+        return "damage roll"
+    modal = max(range(len(outcomes)), key=lambda k: outcomes[k].probability)
+    if happened == modal:
+        return "other"
+    mine, usual = outcomes[happened].texts, outcomes[modal].texts
+    if any(_SLEEP_OR_CONFUSION.search(t) for t in set(mine) ^ set(usual)):
+        return "sleep/confusion"
+    hit = {side: damage for side, _, damage in _hits(outcomes[happened].snapshot, mine)}
+    usual_hit = {side: damage for side, _, damage in _hits(outcomes[modal].snapshot, usual)}
+    if set(usual_hit) - set(hit) or set(hit) - set(usual_hit):
+        return "miss"
+    if any(hit[s] > 1.3 * usual_hit[s] for s in hit):
+        return "critical hit"
+    if {t for t in mine if _SECONDARY.match(t)} != {t for t in usual if _SECONDARY.match(t)}:
+        return "secondary effect"
+    first = [t for t in mine if _DAMAGE.match(t)][:1]
+    usual_first = [t for t in usual if _DAMAGE.match(t)][:1]
+    if first and usual_first and first[0].split(":")[0] != usual_first[0].split(":")[0]:
+        return "speed tie"
+    return "other"
+
+
+def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, model: ValueModel,
+              turn: int) -> tuple[TurnLuck, list[tuple[float, float]]]:
+    """The luck of one move turn: `state` before it (side one = p1), the sides' engine actions, the next real
+    position. Also every (probability, luck had it happened) pair of the turn's outcome × roll rows, which
+    weigh to zero."""
+    before = Snapshot.of(state)
+    listed = guarded("listing the turn's outcomes", lambda: poke_engine.generate_instructions(state, one, two))
+    if not listed:
+        raise EngineError(f"the engine lists no outcome for {one!r} against {two!r}")
+    outcomes = []
+    for item in listed:
+        texts = [repr(i) for i in item.instruction_list]
+        after = Snapshot.of(guarded("applying an outcome", lambda: state.apply_instructions(item)))
+        hp_one, hp_two = _rolled(after, _hits(before, texts))
+        outcomes.append(_Outcome(item.percentage / 100, texts, after, hp_one, hp_two))
+    total = sum(o.probability for o in outcomes)
+    values = [model.of_snapshot(o.snapshot, o.hp_one, o.hp_two) for o in outcomes]
+    means = np.array([v.mean() for v in values])
+    weights = np.array([o.probability / total for o in outcomes])
+    expected = float(weights @ means)
+    distances = [_distance(o, real) for o in outcomes]
+    happened = min(range(len(outcomes)), key=lambda k: float(distances[k].min()))
+    row = int(np.argmin(distances[happened]))
+    v_after = float(values[happened][row])
+    luck = v_after - expected
+    roll_luck = v_after - float(means[happened])
+    pairs = [(float(w) / len(v), float(x) - expected) for w, v in zip(weights, values) for x in v]
+    return (TurnLuck(turn, model(state), v_after, expected, luck, len(outcomes),
+                     _event(outcomes, happened, roll_luck, luck), roll_luck, float(model.of_snapshot(real)[0])), pairs)
+
+
+def _choice(decision: Decision) -> str:
+    """The engine's name of the decision's choice as ``generate_instructions`` takes it (a switch: the species)."""
+    return engine_action(decision.choice, decision.state["sides"][decision.side]).removeprefix("switch ")
+
+
+def _real(state: dict[str, Any]) -> Snapshot:
+    return Snapshot.of(build_state(position_of_state(state, "p1")))
+
+
+def game_luck(game: GamePositions, model: ValueModel) -> dict[str, Any]:
+    """Every move turn's luck (the cache's entry of the game: ``turns``, ``start``, ``turns_failed``, ``error``).
+
+    A turn the engine cannot take is counted in ``turns_failed`` with its error; a game with no move turn
+    that could be valued has ``error`` set (its luck is then 0, never dropped).
+    """
+    turns: list[dict[str, Any]] = []
+    failed = 0
+    start: float | None = None
+    decisions = game.decisions
+    for i, first in enumerate(decisions):
+        if first.side != "p1" or first.request.get("forceSwitch") or not first.choice:
+            continue
+        other = next((d for d in decisions[i + 1:] if d.turn == first.turn and d.side == "p2"
+                      and not d.request.get("forceSwitch")), None)
+        if other is None or not other.choice:
+            continue
+        after = next((d for d in decisions[other.index + 1:]), None)
+        real_state = after.state if after is not None else game.final
+        try:
+            if real_state is None:
+                raise EngineError("the input log stops before the turn's end")
+            state = build_state(position_of_state(first.state, "p1"))
+            if start is None:
+                start = model(state) - 0.5
+            luck, _ = turn_luck(state, _choice(first), _choice(other), _real(real_state), model, first.turn)
+            turns.append({"turn": luck.turn, "v_before": round(luck.v_before, 6), "v_after": round(luck.v_after, 6),
+                          "expected": round(luck.expected, 6), "luck_p1": round(luck.luck, 6),
+                          "roll_luck": round(luck.roll_luck, 6), "outcomes": luck.outcomes, "event": luck.event,
+                          "v_real": round(luck.v_real, 6), "error": None})
+        except EngineError as err:
+            failed += 1
+            turns.append({"turn": first.turn, "v_before": None, "v_after": None, "expected": None, "luck_p1": 0.0,
+                          "roll_luck": 0.0, "outcomes": 0, "event": "", "v_real": None, "error": str(err)})
+    analysed = sum(t["error"] is None for t in turns)
+    return {"turns": turns, "start_p1": round(start, 6) if start is not None else None, "turns_failed": failed,
+            "error": None if analysed else "no move turn the engine could value"
+            + (f" ({failed} failed: {turns[0]['error']})" if failed else "")}

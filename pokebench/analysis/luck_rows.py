@@ -1,0 +1,72 @@
+"""The published luck tables from the cached luck of the games: ``luck.csv`` and ``luck_turns.csv``.
+
+The cache (``runs/NAME/luck.jsonl``, :mod:`pokebench.analysis.cache`) holds one entry per game: its
+move turns' luck (:func:`pokebench.analysis.luck.game_luck`). Here the game's luck is the sum of its
+turns' and its adjusted score the score minus it (side two's: the opposite and the complement).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+from pokebench.analysis.cache import game_key, luck_path, read_entries
+from pokebench.analysis.luck import LUCK_VERSION
+from pokebench.analysis.settings import engine_version
+from pokebench.analysis.value import ValueModel, load_value_model
+from pokebench.results.schema import LuckRow, LuckTurnRow, columns
+
+__all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "read_luck", "side_one_score"]
+
+LUCK_COLUMNS = columns(LuckRow)
+LUCK_TURN_COLUMNS = columns(LuckTurnRow)
+
+
+def luck_settings(model: ValueModel | None = None) -> str:
+    """What a game's luck depends on besides the engine: the value function and the analysis's version."""
+    return f"value={(model or load_value_model()).key},luck={LUCK_VERSION}"
+
+
+def side_one_score(winner: Any) -> float:
+    """Side one's score from games.csv's ``winner`` (p1, p2, or empty for a tie)."""
+    return 1.0 if winner == "p1" else 0.0 if winner == "p2" else 0.5
+
+
+def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """luck.csv's and luck_turns.csv's rows of the cached entries of the games of `games` (games.csv's frame)."""
+    by_uid = {str(g["uid"]): g for g in games.to_dict("records")}
+    per_game, per_turn = [], []
+    for entry in entries:
+        game = by_uid.get(entry["uid"])
+        if game is None:
+            continue
+        score = side_one_score(game.get("winner"))
+        luck = sum(t["luck_p1"] for t in entry["turns"])
+        per_game.append({"uid": entry["uid"], "game_id": game["game_id"], "run": game["run"], "p1": game["p1"],
+                         "p2": game["p2"], "score_p1": score, "luck_p1": luck, "adjusted_p1": score - luck,
+                         "start_p1": entry.get("start_p1"),
+                         "turns_analysed": sum(t["error"] is None for t in entry["turns"]),
+                         "turns_failed": entry["turns_failed"], "error": entry.get("error"),
+                         "value_model": entry["settings"]})
+        per_turn += [{"uid": entry["uid"], "game_id": game["game_id"], **{k: t[k] for k in LUCK_TURN_COLUMNS[2:]}}
+                     for t in entry["turns"]]
+    luck = pd.DataFrame(per_game, columns=LUCK_COLUMNS)
+    turns = pd.DataFrame(per_turn, columns=LUCK_TURN_COLUMNS)
+    order = {uid: i for i, uid in enumerate(by_uid)}
+    luck = luck.sort_values("uid", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+    turns = turns.sort_values(["uid", "turn"], key=lambda s: s.map(order) if s.name == "uid" else s,
+                              kind="stable").reset_index(drop=True)
+    return luck, turns
+
+
+def read_luck(run_dirs: Sequence[Path], games: pd.DataFrame, model: ValueModel | None = None
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The luck tables of the games of `games` cached in the runs' folders (empty with their columns if none)."""
+    engine = engine_version() or None  # without poke-engine here, what any version cached
+    settings = luck_settings(model)
+    wanted = set(map(str, games["uid"]))
+    entries = {e["uid"]: e for run_dir in run_dirs
+               for e in read_entries(luck_path(run_dir), engine, settings, key=game_key) if e["uid"] in wanted}
+    return luck_rows(entries.values(), games)

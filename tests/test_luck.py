@@ -1,0 +1,165 @@
+"""The luck of every turn, on real games (real server, real poke-env, real poke-engine): a turn's luck weighs
+to zero over its outcomes, a critical hit is the critting side's good luck, a game's adjusted score is its score
+minus its turns' luck, a game with no turn to value is reported, and `pokebench analyse` caches the luck."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from support.games import REPO_DIR
+
+pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make setup` builds it")
+
+from pokebench.analysis.analyse import analyse_runs  # noqa: E402
+from pokebench.analysis.cache import game_key, luck_path, read_entries  # noqa: E402
+from pokebench.analysis.luck import EVENTS, game_luck, turn_luck  # noqa: E402
+from pokebench.analysis.luck_rows import LUCK_COLUMNS, LUCK_TURN_COLUMNS, luck_rows, read_luck  # noqa: E402
+from pokebench.analysis.value import Snapshot, load_value_model  # noqa: E402
+from pokebench.engine.from_showdown import GamePositions, engine_action, game_positions, position_of_state  # noqa: E402
+from pokebench.engine.state import build_state  # noqa: E402
+from pokebench.publish import publish  # noqa: E402
+from pokebench.results.reading import load_results  # noqa: E402
+from pokebench.results.store import RunStore  # noqa: E402
+
+pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
+
+RUN = "bots-smoke"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of the reference bots: 6 seeded games (bots-smoke, one pair per matchup)."""
+    root = tmp_path_factory.mktemp("luck")
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    done = subprocess.run([sys.executable, "-m", "pokebench", f"+run={RUN}", "pairs=1", "publish=false"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root / "runs"
+
+
+@pytest.fixture(scope="module")
+def records(run_dir: Path) -> list[dict]:
+    with RunStore.open_existing(run_dir / RUN / "store.sqlite") as store:
+        return list(store.records())
+
+
+@pytest.fixture(scope="module")
+def games(records: list[dict]) -> list[GamePositions]:
+    return game_positions([(r["game_id"], r["input_log"]) for r in records])
+
+
+def _move_turns(game: GamePositions):
+    """(p1's decision, p2's decision, the next real state) of every move turn of the game."""
+    decisions = game.decisions
+    for first in decisions:
+        if first.side != "p1" or first.request.get("forceSwitch") or not first.choice:
+            continue
+        other = next((d for d in decisions if d.index > first.index and d.turn == first.turn and d.side == "p2"
+                      and not d.request.get("forceSwitch")), None)
+        if other is None or not other.choice:
+            continue
+        after = next((d.state for d in decisions if d.index > other.index), game.final)
+        yield first, other, after
+
+
+def _luck_of(first, other, after):
+    def choice(decision):
+        return engine_action(decision.choice, decision.state["sides"][decision.side]).removeprefix("switch ")
+
+    state = build_state(position_of_state(first.state, "p1"))
+    real = Snapshot.of(build_state(position_of_state(after, "p1")))
+    return turn_luck(state, choice(first), choice(other), real, load_value_model(), first.turn)
+
+
+def test_a_turns_luck_weighs_to_zero_over_its_outcomes_and_rolls(games) -> None:
+    checked = with_chance = 0
+    for game in games:
+        for first, other, after in list(_move_turns(game))[:8]:
+            luck, pairs = _luck_of(first, other, after)
+            assert sum(p for p, _ in pairs) == pytest.approx(1.0, abs=1e-9)
+            assert sum(p * x for p, x in pairs) == pytest.approx(0.0, abs=1e-9)
+            assert luck.luck == pytest.approx(luck.v_after - luck.expected)
+            assert 0.0 <= luck.v_after <= 1.0 and 0.0 <= luck.expected <= 1.0
+            assert luck.event in (*EVENTS, "")
+            checked += 1
+            with_chance += len(pairs) > 1
+    assert checked >= 20 and with_chance >= 10, (checked, with_chance)
+
+
+def test_a_critical_hit_is_good_luck_for_the_side_that_landed_it(games) -> None:
+    """Every turn of the games with one critical hit, landed by a side whose foe stayed standing that turn
+    (a knock-out at the engine's damage has no rolls: a crit then matters less), gives that side luck > 0."""
+    crits = []
+    for game in games:
+        lines = game.messages["p1"]
+        for first, other, after in _move_turns(game):
+            start = next(i for i, line in enumerate(lines) if line == f"|turn|{first.turn}")
+            end = next((i for i, line in enumerate(lines) if line == f"|turn|{first.turn + 1}"), len(lines))
+            turn = lines[start:end]
+            hit = [line.split("|")[2][:2] for line in turn if line.startswith("|-crit|")]
+            fainted = [line.split("|")[2][:2] for line in turn if line.startswith("|faint|")]
+            if len(hit) == 1 and hit[0] not in fainted:
+                critter = "p2" if hit[0] == "p1" else "p1"  # |-crit|p2a: ... means p2's Pokémon was hit
+                luck, _ = _luck_of(first, other, after)
+                crits.append((game.id, first.turn, critter, luck.luck, luck.event))
+    print(f"\ncritical-hit turns: {crits}")
+    assert crits, "no critical hit in the six games (the seeds changed?)"
+    for _, _, critter, luck, _ in crits:
+        assert (luck if critter == "p1" else -luck) > 0
+    assert any(event == "critical hit" for *_, event in crits)
+
+
+def test_a_game_with_no_turn_to_value_is_reported_not_dropped(records) -> None:
+    record = records[0]
+    start = [line for line in record["input_log"] if not line.startswith((">p1 ", ">p2 "))]  # no choice at all
+    [game] = game_positions([(record["game_id"], start)])
+    entry = game_luck(game, load_value_model())
+    assert entry["turns"] == [] and entry["error"] == "no move turn the engine could value"
+    games = pd.DataFrame([{"uid": "u1", "game_id": record["game_id"], "run": RUN, "p1": "a", "p2": "b",
+                           "winner": "p2"}])
+    luck, turns = luck_rows([{**entry, "uid": "u1", "settings": "s"}], games)
+    assert list(luck.columns) == LUCK_COLUMNS and list(turns.columns) == LUCK_TURN_COLUMNS
+    row = luck.iloc[0]
+    assert (row["luck_p1"], row["adjusted_p1"], row["score_p1"], row["turns_analysed"]) == (0, 0.0, 0.0, 0)
+    assert row["error"] == "no move turn the engine could value"
+
+
+def test_analyse_caches_the_luck_and_publish_writes_adjusted_scores(run_dir, tmp_path) -> None:
+    report = analyse_runs([RUN], run_dir, workers=2, progress=False, quality=False)
+    assert (report.luck_games, report.decisions) == (6, 0)
+    entries = list(read_entries(luck_path(run_dir / RUN), key=game_key))
+    assert len(entries) == 6
+    again = analyse_runs([RUN], run_dir, workers=2, progress=False, quality=False)
+    assert again.luck_games == 0  # the cache: nothing valued again
+    assert len(list(read_entries(luck_path(run_dir / RUN), key=game_key))) == 6
+
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    done = subprocess.run([sys.executable, "-m", "pokebench", "analyse", RUN, "--runs-dir", str(run_dir),
+                           "--no-quality"], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "luck of 0 games measured now" in done.stdout
+
+    out = publish([RUN], tmp_path / "site", runs_dir=run_dir, n_bootstrap=20)
+    luck = pd.read_csv(out / "luck.csv")
+    turns = pd.read_csv(out / "luck_turns.csv")
+    assert list(luck.columns) == LUCK_COLUMNS and list(turns.columns) == LUCK_TURN_COLUMNS
+    assert len(luck) == 6 and luck["error"].isna().all() and (luck["turns_analysed"] > 0).all()
+    games = pd.read_csv(out / "games.csv").set_index("uid")
+    for row in luck.itertuples():
+        assert row.score_p1 == {"p1": 1.0, "p2": 0.0}.get(games.loc[row.uid, "winner"], 0.5)
+        summed = turns.loc[turns["uid"] == row.uid, "luck_p1"].sum()
+        assert row.adjusted_p1 == pytest.approx(row.score_p1 - summed, abs=1e-9)
+        assert row.luck_p1 == pytest.approx(summed, abs=1e-9)
+        last = turns[turns["uid"] == row.uid].iloc[-1]  # what happened never contradicts how the game ended
+        assert last["v_after"] != {"p1": 0.0, "p2": 1.0}.get(games.loc[row.uid, "winner"])
+    assert (turns["event"].fillna("").isin([*EVENTS, ""])).all()
+    loaded = load_results(out)
+    assert len(loaded.luck) == 6 and len(loaded.luck_turns) == len(turns)
+    frame, _ = read_luck([run_dir / RUN], games.reset_index())
+    assert list(frame["uid"]) == list(luck["uid"])
