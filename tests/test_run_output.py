@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from pokebench.invocation import command_prefix, module_command
 from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy
 
 from support.games import REPO_DIR
+from support.processes import started, wait_for
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
@@ -120,3 +125,57 @@ def test_help_shows_the_chosen_runs_values_and_what_each_setting_does(tmp_path: 
     unknown = run_cli(tmp_path, "+run=no-such-run", "--help")
     assert unknown.returncode == 2 and "run/no-such-run" in unknown.stderr and "Traceback" not in unknown.stderr
     assert not (tmp_path / "runs").exists()  # asking for help plays nothing
+
+
+# ---- the resume hint: a command that runs as printed ---------------------------------------------------
+
+def _stored(db: Path) -> int:
+    """Games in the run's store (read as a plain SQLite file); 0 before the store has its tables."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # no file yet, or not its tables yet
+        return 0
+
+
+@pytest.mark.parametrize("started_by", ["interpreter", "console script"])
+def test_the_resume_hint_after_ctrl_c_runs_as_printed_where_python_is_not_the_venv(tmp_path: Path,
+                                                                                    started_by: str) -> None:
+    """The hint is run by a shell whose PATH has node and no `python` (a fresh machine's venv is not on it):
+    a bare `python -m pokebench` there is not found; the printed command plays the rest of the run."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    node = shutil.which("node")
+    assert node, "the pinned server needs node on PATH"
+    (bin_dir / "node").symlink_to(node)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), PATH=str(bin_dir))
+    command = ([sys.executable, "-m", "pokebench"] if started_by == "interpreter"
+               else [str(Path(sys.executable).parent / "pokebench")])
+    args = ["+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false", "server.sim_processes=1", "name=hint"]
+    db = tmp_path / "runs" / "hint" / "store.sqlite"
+    with started([*command, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as proc:
+        wait_for(lambda: _stored(db) >= 1, 180, "a stored game")
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-3000:]
+    hint = re.search(r"^To resume: (.*)$", stderr, re.M)
+    assert hint, stderr[-3000:]
+    assert hint.group(1) == " ".join([*command, *args]), hint.group(1)
+    assert _stored(db) < 18, "the run ended before Ctrl-C: nothing to resume"
+    resumed = subprocess.run(hint.group(1), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "18 of 18 stored in all." in resumed.stdout and _stored(db) == 18
+
+
+def test_the_command_names_the_interpreter_as_typed_from_the_current_folder(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", [str(REPO_DIR / "pokebench" / "__main__.py"), "+run=bots-smoke"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
+    assert module_command("+run=a b") == ".venv/bin/python -m pokebench '+run=a b'"
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    assert command_prefix() == "./python -m pokebench"  # never a bare name the shell would look up on PATH
+    monkeypatch.setattr(sys, "executable", "/opt/my env/bin/python3")
+    assert command_prefix("pokebench.cli.publish") == "'/opt/my env/bin/python3' -m pokebench.cli.publish"
