@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,8 @@ def slow_api():
 def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and_rates(tmp_path, slow_api):
     proc = run_cli(tmp_path, "+run=llm-smoke", "publish=false", "server.sim_processes=1", "turn_limit=8",
                    "players.local.model.prices.input=3", "players.local.model.prices.output=15",
-                   env={"POKEBENCH_BASE_URL": slow_api.base_url, "POKEBENCH_API_KEY": SECRET})
+                   env={"POKEBENCH_BASE_URL": slow_api.base_url, "POKEBENCH_API_KEY": SECRET,
+                        "POKEBENCH_PROGRESS_EVERY": "0.5"})  # not a terminal: a line every half second
     assert proc.returncode == 0, proc.stderr[-3000:]
     # the bar's text moves with the answers while no game has finished yet
     before_first_game = re.findall(r" 0/2 \[[^\]]*?(\d+) answers · \$([\d.]+) · (\d+k?) in", proc.stderr)
@@ -87,6 +89,21 @@ def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and
     assert rows["max-damage"].rstrip().endswith("—")  # a bot has no answers to rate
     assert "Spend by model" in proc.stdout and "Harness errors: none." in proc.stdout
     assert SECRET not in proc.stdout + proc.stderr
+
+
+def test_progress_written_to_a_file_is_a_few_plain_lines(tmp_path: Path) -> None:
+    """Not a terminal (a file, a pipe, CI's log): no redraws, a plain line at most every 30 s and one at the end."""
+    started_at = time.monotonic()
+    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=4", "publish=false", "server.sim_processes=1")
+    elapsed = time.monotonic() - started_at
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # (text mode reads a carriage return as a line end: each redraw of the old bar counted as a line)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("bots-smoke:")]
+    assert 2 <= len(lines) <= 2 + elapsed / 30, lines  # the first, one per 30 s at most, the last
+    assert re.search(r"\| 24/24 \[[^\]]*, (random|max-damage|heuristic) \d+", lines[-1]), lines[-1]
+    assert re.search(r"\| 0/24 \[", lines[0]), lines[0]
+    bad = run_cli(tmp_path, "+run=bots-smoke", "publish=false", env={"POKEBENCH_PROGRESS_EVERY": "often"})
+    assert bad.returncode == 2 and "POKEBENCH_PROGRESS_EVERY must be a number of seconds" in bad.stderr, bad.stderr
 
 
 def test_a_run_refused_at_pre_flight_leaves_no_lock_file(tmp_path: Path) -> None:
