@@ -20,7 +20,7 @@ from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.decisions import DecisionRecord
-from pokebench.player.hooks import BoundsThinking, LogsDecisions, SummarizesGame
+from pokebench.player.hooks import BoundsThinking, LogsDecisions, SearchesWithEngine, SummarizesGame
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.address import ServerAddress
 
@@ -183,7 +183,9 @@ class PokeEnvSeat(Seat):
     def summary(self) -> dict[str, Any]:
         p = self.player
         return {"class": type(p).__name__, "decisions": p.decisions, "refusals": p.refusals,
-                "choice_errors": p.choice_errors, **(p.game_summary() if isinstance(p, SummarizesGame) else {})}
+                "choice_errors": p.choice_errors, **(p.game_summary() if isinstance(p, SummarizesGame) else {}),
+                **({"searches_with_engine": True} if isinstance(p, SearchesWithEngine) and p.searches_with_engine
+                   else {})}
 
     def decisions(self) -> list[DecisionRecord]:
         return list(self.player.decision_log) if isinstance(self.player, LogsDecisions) else []

@@ -229,7 +229,9 @@ class _Site:
                          has_answers=any(r["answers"] is not None for r in self.ratings),
                          pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
                          spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
-                         quality=self._quality_summary())
+                         quality=self._quality_summary(),
+                         own_engine={name for name, p in self.players.items()
+                                     if p.get("settings", {}).get("searches_with_engine")})
 
     def _quality_summary(self) -> dict[str, Any] | None:
         """What the leaderboard says of the decision quality: its settings and the engine's run-to-run spread."""
