@@ -134,6 +134,17 @@ class PokeEnvSeat(Seat):
         client = self.player.ps_client
         client._listening_coroutine = asyncio.run_coroutine_threadsafe(client.listen(), client.loop)
 
+    @classmethod
+    async def create(cls, factory: Callable[..., BenchPlayer], username: str, address: ServerAddress,
+                     battle_format: str) -> "PokeEnvSeat":
+        """The seat, built on poke-env's loop in one step and awaited. Built elsewhere, poke-env's ``Player``
+        makes each of its queues, events and locks on its loop with a blocking call, nine round trips per player
+        that stop the caller's loop (the arena's) while poke-env's loop is busy with the games in flight."""
+        async def build() -> PokeEnvSeat:
+            return cls(factory, username, address, battle_format)
+
+        return await in_poke_loop(build())
+
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None:
         self.player.begin_game(context, on_failure)
 
