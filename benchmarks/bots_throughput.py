@@ -1,6 +1,6 @@
-"""Bot games per second through the whole harness, against the raw simulator's ceiling.
+"""Bot games per second through the whole harness, against poke-env's own loop and the raw simulator's ceiling.
 
-    .venv/bin/python benchmarks/bots_throughput.py [--games 200] [--concurrency 8]
+    .venv/bin/python benchmarks/bots_throughput.py [--games 200] [--concurrency 8] [--profile N]
 
 Harness: Random against Random (and Max-damage against Heuristic) through the arena:
 fresh poke-env players per game, seed registration, the pinned server with one
@@ -11,18 +11,25 @@ watchdog): what poke-env alone does on this machine, the loop the harness must b
 Ceiling: the installed package's ``BattleStream`` with its ``RandomPlayerAI`` on both
 sides, no server, one node process per core, same machine, same run.
 The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
+``--profile N``: instead, N harness games of Random against Random under cProfile, both threads apart (the
+arena's loop, and poke-env's loop where every message is parsed and every choice made); their top entries.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
+import pstats
 import logging
 import random
 import subprocess
 import time
+from typing import Callable
 
 from poke_env import AccountConfiguration, ServerConfiguration
+from poke_env.concurrency import POKE_LOOP
 from poke_env.battle import AbstractBattle
 from poke_env.player import Player
 from poke_env.player.battle_order import BattleOrder
@@ -112,11 +119,37 @@ def poke_env_loop(games: int, concurrency: int) -> tuple[float, float]:
         return len(turns) / elapsed, sum(turns) / max(1, len(turns))
 
 
+def on_poke_loop(call: Callable[[], object]) -> None:
+    async def there() -> None:
+        call()
+
+    asyncio.run_coroutine_threadsafe(there(), POKE_LOOP).result()
+
+
+def profile(games: int, concurrency: int) -> None:
+    """Print the top entries (own time) of the arena's thread and of poke-env's loop over `games` harness games."""
+    arena, poke = cProfile.Profile(), cProfile.Profile()
+    on_poke_loop(poke.enable)  # a profiler counts the thread that enabled it
+    arena.enable()
+    rate, turns = harness(games, concurrency, ("random", "random2"))
+    arena.disable()
+    on_poke_loop(poke.disable)
+    print(f"{rate * turns:.0f} turns/s under the profiler")
+    for label, prof in (("the arena's loop (main thread)", arena), ("poke-env's loop", poke)):
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(20)
+        text = out.getvalue()
+        print(f"==== {label}\n{text[text.find('ncalls'):].rstrip()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N harness games instead")
     args = parser.parse_args()
+    if args.profile:
+        return profile(args.profile, args.concurrency)
     cores = usable_cpus()
     print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
     rows = [
