@@ -18,6 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from pokebench import paths
+from pokebench.invocation import module_command
 
 log = logging.getLogger("pokebench")
 
@@ -82,7 +83,7 @@ def play(cfg: DictConfig) -> None:
     chosen = HydraConfig.get().runtime.choices.get("run")
     if chosen is None:
         _fail("choose a run with `+run=NAME`. Available runs: " + ", ".join(available_runs())
-              + ".\nExample: python -m pokebench +run=bots-smoke")
+              + f".\nExample: {module_command('+run=bots-smoke')}")
     name = cfg.name or chosen
     signal.signal(signal.SIGTERM, _on_sigterm)
     resume = f"To resume: {resume_command(HydraConfig.get().overrides.task)}"

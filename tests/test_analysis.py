@@ -3,6 +3,7 @@ Showdown's, and `pokebench analyse` on a real bot run (real server, real poke-en
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -158,3 +159,26 @@ def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_d
     assert "Mean regret" in (out / "index.html").read_text(encoding="utf-8")
     replay = (out / "replays" / f"{table['uid'].iloc[0]}.html").read_text(encoding="utf-8")
     assert "Engine:" in replay and "regret" in replay
+
+
+def test_a_player_searching_with_the_analysis_engine_is_flagged_beside_its_decision_quality(tmp_path) -> None:
+    """The search bot declares `searches_with_engine`: its game records and players.json say so, and the
+    leaderboard's decision-quality row carries the flag with the reason; Random's does not (no name matching)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    done = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-search", "~players.search-4k",
+                           "matchups=[[search-1k,random]]", "pairs=1", "players.search-1k.iterations=100",
+                           "players.search-1k.samples=1", "publish=false", "name=own-engine"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = tmp_path / "runs"
+    analyse_runs(["own-engine"], runs, SETTINGS, workers=2, spread=0, progress=False)
+    out = publish(["own-engine"], tmp_path / "site", runs_dir=runs, n_bootstrap=0, anchor="random", analyse=True,
+                  analysis=SETTINGS)
+    settings = {p["player"]: p["settings"] for p in json.loads((out / "players.json").read_text(encoding="utf-8"))}
+    assert settings["search-1k"].get("searches_with_engine") is True and "searches_with_engine" not in settings["random"]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    board = index.split('<table class="quality-board">', 1)[1].split("</table>", 1)[0]
+    rows = {name: row for row in board.split("<tr>")[2:] for name in ("search-1k", "random") if f">{name}</a>" in row}
+    assert 'href="#own-engine"' in rows["search-1k"] and "own engine" not in rows["random"], board
+    note = index.split('id="own-engine"', 1)[1].split("</p>", 1)[0]
+    assert "search-1k searches with poke-engine" in note and "not comparable" in note, note

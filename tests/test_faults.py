@@ -253,7 +253,7 @@ def test_a_full_disk_mid_run_is_one_message_its_own_exit_code_and_the_resume_com
         _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 5, stderr[-3000:]
     assert "Could not write to the run store" in stderr and "full" in stderr
-    assert "To resume: python -m pokebench" in stderr and "Traceback" not in stderr, stderr[-3000:]
+    assert f"To resume: {sys.executable} -m pokebench" in stderr and "Traceback" not in stderr, stderr[-3000:]
     (small_disk / "filler").unlink()
     with RunStore.open_existing(small_disk / "full" / "store.sqlite") as store:  # intact, and usable again
         assert len(store.done_game_ids()) < 4

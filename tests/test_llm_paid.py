@@ -277,7 +277,7 @@ def test_a_key_refused_mid_run_stops_the_run_at_once_with_the_resume_command(tmp
     proc = run_cli(tmp_path, api)
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "The run stopped at once" in proc.stderr and "refused the key in POKEBENCH_API_KEY" in proc.stderr
-    assert ("To resume: python -m pokebench +run=llm-smoke publish=false server.sim_processes=1 turn_limit=6"
+    assert (f"To resume: {sys.executable} -m pokebench +run=llm-smoke publish=false server.sim_processes=1 turn_limit=6"
             in proc.stderr)
     assert len(api.requests) == 5  # the pre-flight, three answers, the 401: no stream of failing games
     games, errors, _, voided = stored(tmp_path)

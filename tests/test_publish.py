@@ -150,6 +150,25 @@ def test_pages_show_players_turns_and_answers_escaped(runs: Path, tmp_path: Path
     assert "test/model-x" in llm_page and "<dt>Reasoning</dt><dd>high</dd>" in llm_page and gid in llm_page
 
 
+def test_a_bots_replay_shows_its_time_per_decision_and_no_model_columns(tmp_path: Path) -> None:
+    """The search bot logs its own decisions (time, action; no model): its replay says what it did, not tokens."""
+    make_run(tmp_path / "runs", "searched", players=["random", "search", "llm-a"])
+    out = publish(["searched"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0, anchor="random")
+    games = pd.read_csv(out / "games.csv").set_index("game_id")
+    bot = (out / "replays" / f"{games.loc['random-vs-search.p0001.g1', 'uid']}.html").read_text()
+    assert "Model calls in this game" not in bot and "tokens in" not in bot and "Answers" not in bot, bot
+    table = bot.split("<h2>Bot decisions in this game</h2>", 1)[1].split("</table>", 1)[0]
+    turns = int(games.loc["random-vs-search.p0001.g1", "turns"])
+    assert re.search(rf"\(search\)</td>\s*<td class=\"num\">{turns}</td><td class=\"num\">76 ms</td>", table), table
+    assert bot.count('<div class="usage muted">decided in 76 ms</div>') == turns
+    # beside a model, each side gets its own table: the model's calls, the bot's time
+    mixed = (out / "replays" / f"{games.loc['search-vs-llm-a.p0001.g1', 'uid']}.html").read_text()
+    calls = mixed.split("<h2>Model calls in this game</h2>", 1)[1].split("</table>", 1)[0]
+    assert "(llm-a)" in calls and "(search)" not in calls, calls
+    assert "(search)" in mixed.split("<h2>Bot decisions in this game</h2>", 1)[1].split("</table>", 1)[0]
+    assert "decided in 76 ms" in mixed and "tokens in 1,002 (cached 800)" in mixed
+
+
 def test_secrets_never_reach_the_site(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POKEBENCH_TEST_API_KEY", ENV_SECRET)
     monkeypatch.setenv("SOME_TOKEN", ENV_SECRET + "2")

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from pokebench.invocation import command_prefix, module_command
 from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy
 
 from support.games import REPO_DIR
+from support.processes import started, wait_for
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
@@ -68,7 +74,8 @@ def slow_api():
 def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and_rates(tmp_path, slow_api):
     proc = run_cli(tmp_path, "+run=llm-smoke", "publish=false", "server.sim_processes=1", "turn_limit=8",
                    "players.local.model.prices.input=3", "players.local.model.prices.output=15",
-                   env={"POKEBENCH_BASE_URL": slow_api.base_url, "POKEBENCH_API_KEY": SECRET})
+                   env={"POKEBENCH_BASE_URL": slow_api.base_url, "POKEBENCH_API_KEY": SECRET,
+                        "POKEBENCH_PROGRESS_EVERY": "0.5"})  # not a terminal: a line every half second
     assert proc.returncode == 0, proc.stderr[-3000:]
     # the bar's text moves with the answers while no game has finished yet
     before_first_game = re.findall(r" 0/2 \[[^\]]*?(\d+) answers · \$([\d.]+) · (\d+k?) in", proc.stderr)
@@ -82,6 +89,21 @@ def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and
     assert rows["max-damage"].rstrip().endswith("—")  # a bot has no answers to rate
     assert "Spend by model" in proc.stdout and "Harness errors: none." in proc.stdout
     assert SECRET not in proc.stdout + proc.stderr
+
+
+def test_progress_written_to_a_file_is_a_few_plain_lines(tmp_path: Path) -> None:
+    """Not a terminal (a file, a pipe, CI's log): no redraws, a plain line at most every 30 s and one at the end."""
+    started_at = time.monotonic()
+    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=4", "publish=false", "server.sim_processes=1")
+    elapsed = time.monotonic() - started_at
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # (text mode reads a carriage return as a line end: each redraw of the old bar counted as a line)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("bots-smoke:")]
+    assert 2 <= len(lines) <= 2 + elapsed / 30, lines  # the first, one per 30 s at most, the last
+    assert re.search(r"\| 24/24 \[[^\]]*, (random|max-damage|heuristic) \d+", lines[-1]), lines[-1]
+    assert re.search(r"\| 0/24 \[", lines[0]), lines[0]
+    bad = run_cli(tmp_path, "+run=bots-smoke", "publish=false", env={"POKEBENCH_PROGRESS_EVERY": "often"})
+    assert bad.returncode == 2 and "POKEBENCH_PROGRESS_EVERY must be a number of seconds" in bad.stderr, bad.stderr
 
 
 def test_a_run_refused_at_pre_flight_leaves_no_lock_file(tmp_path: Path) -> None:
@@ -120,3 +142,57 @@ def test_help_shows_the_chosen_runs_values_and_what_each_setting_does(tmp_path: 
     unknown = run_cli(tmp_path, "+run=no-such-run", "--help")
     assert unknown.returncode == 2 and "run/no-such-run" in unknown.stderr and "Traceback" not in unknown.stderr
     assert not (tmp_path / "runs").exists()  # asking for help plays nothing
+
+
+# ---- the resume hint: a command that runs as printed ---------------------------------------------------
+
+def _stored(db: Path) -> int:
+    """Games in the run's store (read as a plain SQLite file); 0 before the store has its tables."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # no file yet, or not its tables yet
+        return 0
+
+
+@pytest.mark.parametrize("started_by", ["interpreter", "console script"])
+def test_the_resume_hint_after_ctrl_c_runs_as_printed_where_python_is_not_the_venv(tmp_path: Path,
+                                                                                    started_by: str) -> None:
+    """The hint is run by a shell whose PATH has node and no `python` (a fresh machine's venv is not on it):
+    a bare `python -m pokebench` there is not found; the printed command plays the rest of the run."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    node = shutil.which("node")
+    assert node, "the pinned server needs node on PATH"
+    (bin_dir / "node").symlink_to(node)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), PATH=str(bin_dir))
+    command = ([sys.executable, "-m", "pokebench"] if started_by == "interpreter"
+               else [str(Path(sys.executable).parent / "pokebench")])
+    args = ["+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false", "server.sim_processes=1", "name=hint"]
+    db = tmp_path / "runs" / "hint" / "store.sqlite"
+    with started([*command, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as proc:
+        wait_for(lambda: _stored(db) >= 1, 180, "a stored game")
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-3000:]
+    hint = re.search(r"^To resume: (.*)$", stderr, re.M)
+    assert hint, stderr[-3000:]
+    assert hint.group(1) == " ".join([*command, *args]), hint.group(1)
+    assert _stored(db) < 18, "the run ended before Ctrl-C: nothing to resume"
+    resumed = subprocess.run(hint.group(1), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "18 of 18 stored in all." in resumed.stdout and _stored(db) == 18
+
+
+def test_the_command_names_the_interpreter_as_typed_from_the_current_folder(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", [str(REPO_DIR / "pokebench" / "__main__.py"), "+run=bots-smoke"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
+    assert module_command("+run=a b") == ".venv/bin/python -m pokebench '+run=a b'"
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    assert command_prefix() == "./python -m pokebench"  # never a bare name the shell would look up on PATH
+    monkeypatch.setattr(sys, "executable", "/opt/my env/bin/python3")
+    assert command_prefix("pokebench.cli.publish") == "'/opt/my env/bin/python3' -m pokebench.cli.publish"

@@ -96,7 +96,7 @@ def stop_mid_run(tmp_path: Path, api: LocalOpenAI, how: signal.Signals) -> tuple
 def test_a_stopped_run_records_every_answer_served(tmp_path, api, how, code, said):
     proc, stderr, policy = stop_mid_run(tmp_path, api, how)
     assert proc.returncode == code and said in stderr, stderr[-3000:]
-    assert "To resume: python -m pokebench +run=llm-smoke" in stderr
+    assert f"To resume: {sys.executable} -m pokebench +run=llm-smoke" in stderr
     assert "Traceback" not in stderr and "never retrieved" not in stderr, stderr[-3000:]
     rows = recorded(tmp_path)
     assert rows["decisions"] + rows["voided_decisions"] == policy.served, (rows, policy.served)

@@ -14,6 +14,7 @@ from typing import Sequence
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pokebench import paths
+from pokebench.invocation import command_prefix
 
 _KEY = re.compile(r"^( *)([A-Za-z_][\w-]*):")
 
@@ -66,11 +67,12 @@ def settings_help(overrides: Sequence[str]) -> str:
     with initialize_config_dir(config_dir=str(conf), version_base=None):
         cfg = compose("config", overrides=list(overrides))
     runs = sorted(p.stem for p in (conf / "run").glob("*.yaml"))
+    command = command_prefix()
     chosen = next((o.split("=", 1)[1] for o in overrides if o.startswith("+run=")), None)
     lines = ["PokéBench plays Gen 9 Random Battles between the players of a run on a pinned, seeded local Pokémon "
              "Showdown server, stores every game, and publishes Bradley–Terry Elo ratings with intervals.", "",
-             "Usage: python -m pokebench +run=NAME [key=value ...]",
-             "       python -m pokebench +run=NAME [key=value ...] --help   (that run's settings)",
+             f"Usage: {command} +run=NAME [key=value ...]",
+             f"       {command} +run=NAME [key=value ...] --help   (that run's settings)",
              "Runs: " + ", ".join(runs),
              "Players: " + ", ".join(sorted(p.stem for p in (conf / "player").glob("*.yaml"))),
              "Models: " + ", ".join(sorted(p.stem for p in (conf / "model").glob("*.yaml"))),
@@ -82,9 +84,9 @@ def settings_help(overrides: Sequence[str]) -> str:
         nested = any(k.startswith(key + ".") for k in described)
         lines += _entry(key, OmegaConf.select(cfg, key, throw_on_missing=False), about, nested)
     lines += ["", "Examples:",
-              "  python -m pokebench +run=bots-smoke",
-              "  python -m pokebench +run=bots-calibration pairs=200 concurrency=8",
-              "  python -m pokebench +run=bots-smoke name=my-copy seed_text=other",
+              f"  {command} +run=bots-smoke",
+              f"  {command} +run=bots-calibration pairs=200 concurrency=8",
+              f"  {command} +run=bots-smoke name=my-copy seed_text=other",
               "A run is safe to start again: it plays only the games that are missing. Every setting is explained "
               "in conf/config.yaml."]
     return "\n".join(lines)

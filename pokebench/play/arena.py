@@ -222,7 +222,7 @@ class Arena:
         if isinstance(factory, ExternalCompetitor):
             return await factory.seat(address, spec, side)
         username = showdown_username(name, self.matchup_index.get(spec.matchup, 0), spec)
-        return PokeEnvSeat(factory, username, address, self.battle_format)
+        return await PokeEnvSeat.create(factory, username, address, self.battle_format)
 
     async def play_one(self, spec: GameSpec) -> GameResult | HarnessError:
         """Play one game start to end; never raises for a game-level failure."""

@@ -28,6 +28,7 @@ from poke_env.player import Player
 from pokebench import paths
 from pokebench.play import epochs, sequential
 from pokebench.games import GameSpec
+from pokebench.play.progress import plain_every
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.player.hooks import PlayerMaker, Preflight, SupportsFormats
@@ -284,6 +285,10 @@ def fingerprint(cfg: DictConfig, classes: dict[str, type]) -> dict[str, Any]:
 def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     """Check the whole config and list the run's games, before anything is played."""
     check_keys(cfg)
+    try:
+        plain_every()  # the environment's progress interval, checked before any game
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     pairs = _positive_int(cfg, "pairs")
     concurrency = _positive_int(cfg, "concurrency")
     turn_limit = _positive_int(cfg, "turn_limit")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 import warnings
 from collections import Counter
@@ -12,6 +11,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from pokebench.invocation import module_command
 from pokebench.play.budget import Budget
 from pokebench.results.figures import per_player_figures
 from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
@@ -19,9 +19,9 @@ from pokebench.results.run_stores import RunStores
 
 
 def resume_command(overrides: Sequence[str] | None = None) -> str:
-    """The exact command that started this run (Hydra's overrides as given), to start it again."""
-    args = list(overrides) if overrides is not None else sys.argv[1:]
-    return "python -m pokebench " + " ".join(shlex.quote(a) for a in args)
+    """The exact command that started this run (its interpreter or console script, Hydra's overrides as
+    given), to start it again: it runs as printed (:mod:`pokebench.invocation`)."""
+    return module_command(*(list(overrides) if overrides is not None else sys.argv[1:]))
 
 
 def money(value: float | None) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from pokebench.player.decisions import DecisionRecord
 
 __all__ = ["Preflight", "ChecksRun", "Refines", "FreezesAfterLearning", "HasEpochs", "EpochParticipant", "SupportsFormats",
-           "BoundsThinking", "SummarizesGame", "LogsDecisions", "PlayerMaker"]
+           "SearchesWithEngine", "BoundsThinking", "SummarizesGame", "LogsDecisions", "PlayerMaker"]
 
 
 # ---- class hooks: asked when the run is planned -------------------------------------------------------
@@ -74,6 +74,14 @@ class HasEpochs(Protocol):
 class SupportsFormats(Protocol):
     #: The Showdown formats this player can play; None: any random-team singles format.
     supported_formats: tuple[str, ...] | None
+
+
+@runtime_checkable
+class SearchesWithEngine(Protocol):
+    #: True for a player that decides by searching with poke-engine, the engine the decision analysis
+    #: (:mod:`pokebench.analysis`) scores every decision with: its regret is measured by its own yardstick, so
+    #: each game records it (``searches_with_engine`` in the player's entry) and the leaderboard flags it.
+    searches_with_engine: bool
 
 
 # ---- instance hooks: asked of the player of one game ---------------------------------------------------

@@ -21,7 +21,7 @@ from poke_env.concurrency import POKE_LOOP
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.decisions import DecisionRecord
 from pokebench.player.faults import HarnessFault
-from pokebench.player.hooks import BoundsThinking, LogsDecisions, SummarizesGame
+from pokebench.player.hooks import BoundsThinking, LogsDecisions, SearchesWithEngine, SummarizesGame
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.address import ServerAddress
 
@@ -160,6 +160,17 @@ class PokeEnvSeat(Seat):
         client = self.player.ps_client
         client._listening_coroutine = asyncio.run_coroutine_threadsafe(client.listen(), client.loop)
 
+    @classmethod
+    async def create(cls, factory: Callable[..., BenchPlayer], username: str, address: ServerAddress,
+                     battle_format: str) -> "PokeEnvSeat":
+        """The seat, built on poke-env's loop in one step and awaited. Built elsewhere, poke-env's ``Player``
+        makes each of its queues, events and locks on its loop with a blocking call, nine round trips per player
+        that stop the caller's loop (the arena's) while poke-env's loop is busy with the games in flight."""
+        async def build() -> PokeEnvSeat:
+            return cls(factory, username, address, battle_format)
+
+        return await in_poke_loop(build())
+
     def begin_game(self, context: GameContext, on_failure: Callable[[BaseException], None]) -> None:
         self.player.begin_game(context, on_failure)
 
@@ -251,7 +262,9 @@ class PokeEnvSeat(Seat):
     def summary(self) -> dict[str, Any]:
         p = self.player
         return {"class": type(p).__name__, "decisions": p.decisions, "refusals": p.refusals,
-                "choice_errors": p.choice_errors, **(p.game_summary() if isinstance(p, SummarizesGame) else {})}
+                "choice_errors": p.choice_errors, **(p.game_summary() if isinstance(p, SummarizesGame) else {}),
+                **({"searches_with_engine": True} if isinstance(p, SearchesWithEngine) and p.searches_with_engine
+                   else {})}
 
     def decisions(self) -> list[DecisionRecord]:
         return list(self.player.decision_log) if isinstance(self.player, LogsDecisions) else []

@@ -74,6 +74,8 @@ class SearchBot(BenchPlayer):
     """MCTS over sampled positions of the player's own information (module docstring)."""
 
     supported_formats = ("gen9randombattle",)
+    #: It searches with poke-engine, the decision analysis's engine (:class:`~pokebench.player.hooks.SearchesWithEngine`).
+    searches_with_engine = True
 
     def __init__(self, iterations: int = 1000, duration_ms: int = 0, samples: int = 4,
                  workers: int | None = None, inference: bool = True, **kwargs: Any) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Sequence, cast
 
 import pandas as pd
 
+from pokebench.invocation import module_command
 from pokebench.paths import RUNS_DIR
 from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 from pokebench.results.redaction import scrub
@@ -144,7 +145,7 @@ def _open_stores(names: Sequence[str], runs_dir: Path) -> list[tuple[str, str, R
             if "/" in name or "\\" in name:
                 hint = f"Give the run's name (a folder of {runs_dir}/), not a path; --runs-dir sets that folder. " + hint
             fail(f"there is no run named {name!r} (no {runs_dir / name / 'store.sqlite'}). {hint} "
-                 "Play it first with `python -m pokebench +run=NAME`.")
+                 f"Play it first with `{module_command('+run=NAME')}`.")
         for path in paths:
             try:
                 store = RunStore.open_existing(path, read_only=True)  # a run on a read-only mount publishes
@@ -211,7 +212,8 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
     runs_dir = Path(runs_dir)
     names = list(dict.fromkeys(names))  # the same run twice is still one run
     if not names:
-        raise PublishError("name at least one run to publish, e.g. `python -m pokebench.cli.publish bots-smoke`.")
+        raise PublishError("name at least one run to publish, "
+                           f"e.g. `{module_command('bots-smoke', module='pokebench.cli.publish')}`.")
     opened = _open_stores(names, runs_dir)
     rows: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
@@ -308,10 +310,10 @@ def check_publishable(data: RunData) -> None:
             causes = ", ".join(f"{c} ×{n}" for c, n in errs["cause"].value_counts().items())
             parts.append(f"run {run.name!r} has no finished games, only {len(errs)} harness error(s) ({causes}). "
                          f"Harness errors are never results: start the run again "
-                         f"(`python -m pokebench +run={run.name}`) to play those games")
+                         f"(`{module_command('+run=' + run.name)}`) to play those games")
         else:
             parts.append(f"run {run.name!r} has no finished games yet. Play it first "
-                         f"(`python -m pokebench +run={run.name}`)")
+                         f"(`{module_command('+run=' + run.name)}`)")
     also = " (or publish the other runs without it)" if len(empty) < len(data.names) else ""
     raise PublishError("; ".join(parts) + f", then publish{also}.")
 

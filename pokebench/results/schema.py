@@ -281,7 +281,10 @@ class PlayerRow(_Row):
     player: str = Field(description="The player's name.")
     kind: str = Field(description="`llm` when it reports decisions (answers), else `bot`.")
     settings: dict[str, Any] = Field(description="What the player reported identically in all its games: class, "
-                                                 "model, provider, reasoning, prices, bot parameters (no secrets).")
+                                                 "model, provider, reasoning, prices, bot parameters (no secrets); "
+                                                 "`searches_with_engine` true for a player that searches with "
+                                                 "poke-engine, the decision analysis's engine (its decision "
+                                                 "quality is not comparable: docs/analysis.md).")
     counters: dict[str, int | float] = Field(description="Summed per-game counters it reported (decisions, refusals, "
                                                    "re-asks, random picks, retries, ...).")
     tables: list[str] = Field(description="Extra per-player tables of the folder that have rows for it "

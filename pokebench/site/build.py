@@ -240,7 +240,9 @@ class _Site:
                          quality=self._quality_summary(),
                          has_luck=any(not fmt.missing(r.get(k)) for r in self.ratings for k in ("luck_mean",
                                                                                                 "elo_adjusted")),
-                         luck_games=self._luck_games())
+                         luck_games=self._luck_games(),
+                         own_engine={name for name, p in self.players.items()
+                                     if p.get("settings", {}).get("searches_with_engine")})
 
     def _luck_games(self) -> dict[str, int]:
         """Per player, its games whose luck was measured (luck.csv rows without an error)."""

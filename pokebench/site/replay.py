@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from pokebench.results.loading import is_missing
 
 __all__ = ["split_turns", "text_turns", "viewer_log", "script_text", "team_sheet", "answers_by_turn",
-           "quality_by_turn", "team_states", "side_totals"]
+           "quality_by_turn", "team_states", "side_totals", "is_bot_row"]
 
 TURN_RE = re.compile(r"^\s*== Turn (\d+) ==\s*$")
 
@@ -120,16 +120,23 @@ def team_states(log: list[str], teams: dict[str, Any]) -> dict[int | str, dict[s
     return states
 
 
+def is_bot_row(row: dict[str, Any]) -> bool:
+    """A decision no model answered (a bot's own record, e.g. the search bot's or Foul Play's): no model, no tokens."""
+    return all(is_missing(row.get(key)) for key in ("model", "input_tokens", "output_tokens"))
+
+
 def side_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per side of a game, over its model calls (decisions.csv rows): answers, re-asks, random picks, tokens
-    in (cached) and out (reasoning), cost and time; sides with no calls are left out."""
+    """Per side of a game, over its decisions.csv rows: for a model's side its calls' answers, re-asks, random
+    picks, tokens in (cached) and out (reasoning), cost and time; for a bot's side (``bot``: no row names a
+    model) its decisions and their time (``seconds_per_decision``); sides with no rows are left out."""
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        t = out.setdefault(str(row.get("side")), {"player": row.get("player"), "calls": 0, "answers": 0, "reasks": 0,
-                                                   "random_picks": 0, "input_tokens": None,
+        t = out.setdefault(str(row.get("side")), {"player": row.get("player"), "bot": True, "calls": 0, "answers": 0,
+                                                   "reasks": 0, "random_picks": 0, "input_tokens": None,
                                                    "cached_input_tokens": None, "output_tokens": None,
                                                    "reasoning_tokens": None, "cost_usd": None, "latency_s": None})
         t["calls"] += 1
+        t["bot"] = t["bot"] and is_bot_row(row)
         if is_missing(row.get("kind")):
             t["answers"] += 1
             t["reasks"] += bool(row.get("reask"))
@@ -138,6 +145,8 @@ def side_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                     "latency_s"):
             if not is_missing(row.get(key)):
                 t[key] = (t[key] or 0) + row[key]
+    for t in out.values():
+        t["seconds_per_decision"] = t["latency_s"] / t["calls"] if t["bot"] and t["latency_s"] is not None else None
     return dict(sorted(out.items()))
 
 
@@ -194,7 +203,7 @@ def answers_by_turn(rows: list[dict[str, Any]], turns: list[int],
         if not is_missing(row.get("kind")):  # a refinement or a consultation, not an answer of this turn
             continue
         extra = row.get("extra")
-        row = dict(row, extra=json.loads(extra) if isinstance(extra, str) and extra else {})
+        row = dict(row, extra=json.loads(extra) if isinstance(extra, str) and extra else {}, bot=is_bot_row(row))
         decision = None if is_missing(row.get("decision")) else (str(row.get("side")), int(row["decision"]))
         engine = (quality or {}).get(decision) if decision else None
         # the same decision when its turn agrees (a player that skipped a request would shift the numbers)

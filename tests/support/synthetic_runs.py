@@ -1,7 +1,8 @@
 """Synthetic runs for the publishing and site tests: stores built without a Showdown server.
 
-Real game specs from the schedule, short but realistic battle logs and input logs, and LLM
-decisions (with hostile text) for the players whose name starts with ``llm``.
+Real game specs from the schedule, short but realistic battle logs and input logs, LLM decisions (with
+hostile text) for the players whose name starts with ``llm``, and a bot's own decision records (time and
+action, no model, as the search bot logs them) for ``search``, which searches with the analysis's engine.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pokebench.results.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent.parent
 BOTS = ["random", "max-damage", "heuristic"]
-STRENGTH = {"random": 0, "max-damage": 1, "heuristic": 2, "llm-a": 3, "llm-b": 3, "lonely-a": 0, "lonely-b": 1}
+STRENGTH = {"random": 0, "max-damage": 1, "heuristic": 2, "llm-a": 3, "llm-b": 3, "lonely-a": 0, "lonely-b": 1,
+            "search": 2}
 SECRET = "fake-api-key-DO-NOT-PUBLISH-4f9a8b7c6d5e"
 ENV_SECRET = "ghp_envSECRETvalue_0123456789abcdef"
 EVIL_REASON = "<script>alert('pwned')</script> Moonblast hits hard & fast"
@@ -83,6 +85,12 @@ def llm_decisions(side: str, player: str, turns: int, reason: str | None = None)
     return rows
 
 
+def bot_decisions(side: str, player: str, turns: int) -> list[dict[str, Any]]:
+    """A bot's own records (the search bot's): its time and action per decision, no model, no tokens."""
+    return [{"side": side, "player": player, "turn": t, "decision": t - 1, "action": "move 1", "latency_s": 0.076,
+             "engine_action": "MOONBLAST", "engine_visits": 900} for t in range(1, turns + 1)]
+
+
 def game_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
     """What an LLM player's record says of its game (as LLMPlayer.game_summary does): model facts, counters."""
     return {"served_models": ["test/model-x-0613"], "prompt_version": 3, "end_reason": None,
@@ -145,6 +153,9 @@ def make_run(runs_dir: Path, name: str, players: Sequence[str] = (*BOTS, "llm-a"
                              "client": {"base_url": "http://127.0.0.1:1/v1", "auth_token": SECRET},
                              **game_summary(answers)}
                     decisions += answers
+                elif player == "search":
+                    info |= {"class": "SearchBot", "searches_with_engine": True}
+                    decisions += bot_decisions(side, player, turns)
                 sides[side] = info
             store.save_game(spec, record, sides, "2026-10-06T11:59:00.000+00:00",
                             [DecisionRecord.from_dict(d) for d in decisions])

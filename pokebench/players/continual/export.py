@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 from omegaconf import OmegaConf
 
 from pokebench import paths
+from pokebench.invocation import command_prefix
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
 from pokebench.players.continual import training_formats
 from pokebench.results.store import RunStore, run_stores
@@ -211,7 +212,7 @@ def export(run_dir: Path, out: Path, teacher: str | None = None) -> int:
     """Write the JSONL file (and, beside it, the preference and reward files); the number of examples.
     Raises :class:`TeacherFailed` (the labels paid for are written)."""
     if not run_stores(run_dir):
-        raise SystemExit(f"error: there is no run at {run_dir} (no store); play it first: python -m pokebench +run=...")
+        raise SystemExit(f"error: there is no run at {run_dir} (no store); play it first: {command_prefix()} +run=...")
     items = list(examples(run_dir))
     if not teacher:
         count = training_formats.write_jsonl(out, items)

@@ -277,6 +277,7 @@ class FoulPlaySeat(Seat):
         o = self.owner
         return {
             "class": "FoulPlay", "program": "Foul Play (pmariglia/foul-play), its own process",
+            "searches_with_engine": True,  # Foul Play searches with poke-engine, the decision analysis's engine
             "commit": o.commit, "engine": o.engine, **o.search_settings(), "username": self.username,
             "decisions": len(seconds),
             "decision_ms": ({"mean": round(1000 * statistics.fmean(seconds), 1),
