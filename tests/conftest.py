@@ -3,6 +3,17 @@
 Tests in lanes: a test that needs the server set up (``make setup``) is marked ``server``: every test using
 the ``showdown`` fixture, marked here, and the modules that start it (or node) themselves, marked in the
 module. ``make test-quick`` runs the rest (``-m "not server and not slow"``) on a clone without set-up.
+
+In parallel (``make test``: pytest-xdist, a worker per core, ``--dist loadgroup``) every worker is a session
+of its own: it starts its own ``showdown`` server (on a free port; a port taken meanwhile by another worker
+makes the server start again on another), and every test writes under its own ``tmp_path``. Two rules keep
+the expensive things done once and the workers busy to the end:
+
+- the tests that use a module-scoped fixture of their own module (a real run, a played corpus, a built site)
+  are one unit of work (an ``xdist_group`` named after the module), so that fixture is made on one worker,
+  once;
+- the tests marked ``slow`` are handed out first, so that no long test starts last while the other worker
+  idles.
 """
 
 from __future__ import annotations
@@ -12,10 +23,23 @@ import pytest
 from pokebench.showdown.server import LocalShowdown
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "showdown" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
+        if _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first, in order
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether `item` uses a module-scoped fixture defined in its own module (made once per module)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    module = item.nodeid.split("::", 1)[0]
+    return any(defs[-1].scope == "module" and defs[-1].baseid == module for defs in info.name2fixturedefs.values())
 
 
 @pytest.fixture(scope="session")
