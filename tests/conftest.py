@@ -18,6 +18,8 @@ the expensive things done once and the workers busy to the end:
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import pytest
 
 from pokebench.showdown.server import LocalShowdown
@@ -31,6 +33,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if _uses_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first, in order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--dist loadgroup`` where it does not group: with pytest 9.2, pytest-xdist 3.8's groups are
+    lost (it marks a group in the test's id, which pytest 9.2 no longer lets it change: pytest-xdist issue
+    1386), and every worker would make the module fixtures again, silently."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    pytest_version = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
+    xdist_version = tuple(int(part) for part in importlib.metadata.version("pytest-xdist").split(".")[:2])
+    if pytest_version >= (9, 2) and xdist_version <= (3, 8):
+        raise pytest.UsageError(f"pytest {pytest.__version__} with pytest-xdist {'.'.join(map(str, xdist_version))}: "
+                                "--dist loadgroup does not group; `make setup` installs the pytest that "
+                                "pyproject.toml's test extra pins (below 9.2)")
 
 
 def _uses_a_module_fixture(item: pytest.Item) -> bool:
