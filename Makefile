@@ -56,16 +56,22 @@ $(ORACLE_STAMP): showdown-server/oracle/package.json showdown-server/oracle/pack
 run: setup
 	$(PY) -m pokebench +run=$(RUN)
 
+# The tests in parallel (pytest-xdist): a worker per core, TEST_WORKERS=1 for one process; tests/conftest.py
+# says how the work is split (loadgroup: a module's expensive fixture is made once, on one worker; the slow
+# tests are handed out first, in the order collected).
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+PARALLEL = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
 test: setup $(ORACLE_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PARALLEL)
 
 # the quick loop: everything but the tests marked slow
 test-fast: setup $(ORACLE_STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(PARALLEL) -m "not slow"
 
 # the lane without the server: no Node.js, no npm, no set-up beyond the venv (the tests marked server need them)
 test-quick: $(VENV)/.installed
-	$(PY) -m pytest -q -m "not server and not slow"
+	$(PY) -m pytest -q $(PARALLEL) -m "not server and not slow"
 
 # SLURM for real: a one-node cluster in a loopback-only network namespace (root, apt-get; skipped elsewhere)
 test-slurm: setup

@@ -3,19 +3,59 @@
 Tests in lanes: a test that needs the server set up (``make setup``) is marked ``server``: every test using
 the ``showdown`` fixture, marked here, and the modules that start it (or node) themselves, marked in the
 module. ``make test-quick`` runs the rest (``-m "not server and not slow"``) on a clone without set-up.
+
+In parallel (``make test``: pytest-xdist, a worker per core, ``--dist loadgroup``) every worker is a session
+of its own: it starts its own ``showdown`` server (on a free port; a port taken meanwhile by another worker
+makes the server start again on another), and every test writes under its own ``tmp_path``. Two rules keep
+the expensive things done once and the workers busy to the end:
+
+- the tests that use a module-scoped fixture of their own module (a real run, a played corpus, a built site)
+  are one unit of work (an ``xdist_group`` named after the module), so that fixture is made on one worker,
+  once;
+- the tests marked ``slow`` are handed out first, so that no long test starts last while the other worker
+  idles.
 """
 
 from __future__ import annotations
+
+import importlib.metadata
 
 import pytest
 
 from pokebench.showdown.server import LocalShowdown
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "showdown" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
+        if _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first, in order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--dist loadgroup`` where it does not group: with pytest 9.2, pytest-xdist 3.8's groups are
+    lost (it marks a group in the test's id, which pytest 9.2 no longer lets it change: pytest-xdist issue
+    1386), and every worker would make the module fixtures again, silently."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    pytest_version = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
+    xdist_version = tuple(int(part) for part in importlib.metadata.version("pytest-xdist").split(".")[:2])
+    if pytest_version >= (9, 2) and xdist_version <= (3, 8):
+        raise pytest.UsageError(f"pytest {pytest.__version__} with pytest-xdist {'.'.join(map(str, xdist_version))}: "
+                                "--dist loadgroup does not group; `make setup` installs the pytest that "
+                                "pyproject.toml's test extra pins (below 9.2)")
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether `item` uses a module-scoped fixture defined in its own module (made once per module)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    module = item.nodeid.split("::", 1)[0]
+    return any(defs[-1].scope == "module" and defs[-1].baseid == module for defs in info.name2fixturedefs.values())
 
 
 @pytest.fixture(scope="session")

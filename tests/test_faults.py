@@ -98,16 +98,23 @@ def test_a_killed_simulator_process_voids_its_games_at_once_and_the_run_ends_in_
 
 @pytest.mark.slow
 def test_a_second_process_on_a_running_run_stops_at_once_naming_the_first(tmp_path):
-    args = pokebench_args(*SLOW_RUN, "pairs=1", "name=locked")
-    first = subprocess.Popen(args, cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # the first run's games wait for the test (the hold file): on a loaded machine a run of 2 slow games
+    # could otherwise end before the second process gets as far as the run's lock
+    hold = tmp_path / "hold"
+    hold.touch()
+    args = pokebench_args("+run=bots-smoke", "+players.slow._target_=support.crashing_bots.HeldBot",
+                          "matchups=[[slow,random]]", "publish=false", "pairs=1", "name=locked")
+    env = dict(ENV, HOLD_FILE=str(hold))
+    first = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: server_process(first.pid), 60, "the first run's server")
         for extra in ((), ("shard=0/2",)):  # the same run, or a shard of it while the whole run plays
-            second = subprocess.run(args + list(extra), cwd=tmp_path, env=ENV, capture_output=True, text=True,
-                                    timeout=60)
+            second = subprocess.run(args + list(extra), cwd=tmp_path, env=env, capture_output=True, text=True,
+                                    timeout=120)
             assert second.returncode == 2, second.stderr[-2000:]
             assert f"is being played by process {first.pid}" in second.stderr
             assert "Traceback" not in second.stderr
+        hold.unlink()
         _, stderr = first.communicate(timeout=300)
     finally:
         if first.poll() is None:

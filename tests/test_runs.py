@@ -153,6 +153,7 @@ def test_harness_errors_that_persist_end_the_run_non_zero_after_the_retry_rounds
         assert len(store.harness_errors()) == 4 and not store.done_game_ids()  # 2 games x (1 + 1 round)
 
 
+@pytest.mark.slow  # 18 to 24 real games
 def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
@@ -188,6 +189,7 @@ def _parent(proc_dir: Path) -> int:
         return -1
 
 
+@pytest.mark.slow  # 18 to 24 real games
 def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_path):
     pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=3")  # Hydra's multirun, one job per shard
     run_dir = tmp_path / "runs" / "bots-smoke"
@@ -223,6 +225,7 @@ def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_t
     assert "4 game(s) played now; 6 of 6 stored in all (12 with the other shards' stores)." in out
 
 
+@pytest.mark.slow  # 18 to 24 real games
 def test_a_two_shard_run_merges_to_the_same_games_and_ratings_as_the_unsharded_run(tmp_path):
     pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=2", "name=split")
     pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "name=whole")

@@ -20,8 +20,8 @@ from pokebench.seeds import derive_seed, pair_seeds
 from pokebench.paths import showdown_package_dir
 from pokebench.showdown.node import node_version
 from pokebench.showdown.address import ServerAddress
-from pokebench.showdown.server import LocalShowdown, ServerError, check_installation
-from pokebench.showdown.admin import AdminClient, AdminError
+from pokebench.showdown.server import LocalShowdown, ServerError, check_installation, free_port
+from pokebench.showdown.admin import AdminClient, AdminError, ping
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
@@ -167,6 +167,33 @@ def test_port_taken_is_a_clear_error():
         sock.listen()
         with pytest.raises(ServerError, match=r"Port \d+ on 127.0.0.1 is already in use.*server.port"):
             LocalShowdown(port=sock.getsockname()[1]).start()
+
+
+def test_a_free_port_taken_before_the_server_listens_starts_it_on_another_at_once(tmp_path, monkeypatch):
+    """Parallel test workers and shards pick free ports at once: one can be taken between the pick and
+    the server's listen. The server then exits (not Showdown's crash guard running on, listening nowhere,
+    until the start-up timeout) and starts again on another free port."""
+    import pokebench.showdown.server as server_module
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        taken = sock.getsockname()[1]
+        picks, checks = iter([taken, taken]), []
+        monkeypatch.setattr(server_module, "free_port", lambda host="127.0.0.1": next(picks, 0) or free_port(host))
+        real_check = server_module.port_is_taken
+
+        def port_is_taken(port: int, host: str = "127.0.0.1") -> bool:
+            checks.append(port)  # the first check of the taken port passes: it is taken right after
+            return False if checks.count(taken) == 1 else real_check(port, host)
+
+        monkeypatch.setattr(server_module, "port_is_taken", port_is_taken)
+        with LocalShowdown(log_path=tmp_path / "showdown.log", startup_timeout=600) as server:
+            assert server.address is not None and server.address.port != taken
+            asyncio.run(ping(server.address))
+    log = (tmp_path / "showdown.log").read_text()
+    assert f"EADDRINUSE: address already in use 127.0.0.1:{taken}; the server exits" in log
+    assert log.count("PokéBench starts the server") == 2  # the second pick was seen taken before any start
 
 
 def test_node_missing_or_too_old_is_a_clear_error(tmp_path, monkeypatch):

@@ -159,6 +159,10 @@ def port_is_taken(port: int, host: str = "127.0.0.1") -> bool:
         return False
 
 
+#: How many free ports a server without a requested port tries before it gives up.
+PORT_TRIES = 5
+
+
 class LocalShowdown:
     """The pinned server as a child process on 127.0.0.1 (the embedded default).
 
@@ -200,13 +204,28 @@ class LocalShowdown:
             return self._start()
 
     def _start(self) -> ServerAddress:
+        """Start on the requested port, else on a free one: a free port can be taken by another program
+        between our pick and the server's listen (parallel test workers, shards on one machine); then the
+        server starts again on another free port, up to :data:`PORT_TRIES` times."""
         check_installation()
-        port = self.requested_port or free_port()
-        if port_is_taken(port):
-            raise ServerError(
-                f"Port {port} on 127.0.0.1 is already in use. Choose another with `server.port=N`, "
-                "or leave `server.port` unset so PokéBench picks a free one."
-            )
+        for attempt in range(1, PORT_TRIES + 1):
+            port = self.requested_port or free_port()
+            if port_is_taken(port):
+                if self.requested_port is None and attempt < PORT_TRIES:
+                    continue
+                raise ServerError(
+                    f"Port {port} on 127.0.0.1 is already in use. Choose another with `server.port=N`, "
+                    "or leave `server.port` unset so PokéBench picks a free one."
+                )
+            try:
+                return self._start_on(port)
+            except ServerError:
+                if self.requested_port is not None or attempt == PORT_TRIES or not port_is_taken(port):
+                    raise
+                log.info("Port %d was taken while the server started; starting it on another free port.", port)
+        raise AssertionError("unreachable")
+
+    def _start_on(self, port: int) -> ServerAddress:
         env = node_env(POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes),
                        POKEBENCH_PARENT_PID=str(os.getpid()))
         if self.log_path is not None:

@@ -34,3 +34,20 @@ if (parent > 0 && !process.send) {
 	`;
 	require('child_process').spawn(process.execPath, ['-e', watcher], {stdio: 'ignore', env: {}}).unref();
 }
+
+// A free port the harness picked can be taken by another program before Showdown listens on it (test
+// workers or shards starting servers at once). Showdown's crash guard would log that EADDRINUSE and run on,
+// listening nowhere, until the harness's start-up timeout; the server exits at once instead, and the harness
+// starts it again on another free port (pokebench/showdown/server.py).
+if (!process.send) {
+	const net = require('net');
+	const listen = net.Server.prototype.listen;
+	net.Server.prototype.listen = function (...args) {
+		this.once('error', err => {
+			if (err.code !== 'EADDRINUSE') throw err;
+			console.error(`PokéBench: ${err.message}; the server exits so that the harness can start it on another port`);
+			process.exit(98);
+		});
+		return listen.apply(this, args);
+	};
+}

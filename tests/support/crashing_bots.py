@@ -33,3 +33,14 @@ class SlowBot(BenchPlayer):
     async def choose_move(self, battle):
         await asyncio.sleep(0.2)
         return self.rng.choice(battle.valid_orders)
+
+
+class HeldBot(BenchPlayer):
+    """Plays randomly, but holds every decision while the file named by $HOLD_FILE exists: its run is surely
+    still playing, however loaded the machine, until the test removes that file."""
+
+    async def choose_move(self, battle):
+        hold = Path(os.environ["HOLD_FILE"])
+        while hold.exists():
+            await asyncio.sleep(0.1)
+        return self.rng.choice(battle.valid_orders)
