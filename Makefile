@@ -12,7 +12,7 @@ ENGINE_STAMP := $(VENV)/.poke-engine-installed
 ENGINE_INSTALL := $(PY) -m pip install --quiet --force-reinstall --no-binary poke-engine poke-engine==0.0.48 \
 	--config-settings="build-args=--features poke-engine/terastallization --no-default-features"
 
-.PHONY: setup run test test-fast test-quick test-slurm test-ray lint bench clean-runs
+.PHONY: setup run test test-faults test-fast test-quick test-slurm test-ray lint bench clean-runs
 
 # what `make run` needs; `make test` adds the test-only text renderer ($(ORACLE_STAMP))
 setup: $(VENV)/.installed $(SERVER_STAMP) $(ENGINE_STAMP)
@@ -63,7 +63,11 @@ TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PARALLEL = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test: setup $(ORACLE_STAMP)
-	$(PY) -m pytest -q $(PARALLEL)
+	$(PY) -m pytest -q $(PARALLEL) -m "not fault_sweep"
+
+# the fault sweep: each fault at each phase of a game's life (tests/test_fault_sweep.py; .ci/run runs it)
+test-faults: setup
+	$(PY) -m pytest -q $(PARALLEL) -m fault_sweep
 
 # the quick loop: everything but the tests marked slow
 test-fast: setup $(ORACLE_STAMP)

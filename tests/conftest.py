@@ -11,7 +11,8 @@ the expensive things done once and the workers busy to the end:
 
 - the tests that use a module-scoped fixture of their own module (a real run, a played corpus, a built site)
   are one unit of work (an ``xdist_group`` named after the module), so that fixture is made on one worker,
-  once;
+  once (a module marked ``per_worker``, whose module fixture is cheap, e.g. a server, is spread instead: each
+  worker makes its own);
 - the tests marked ``slow`` are handed out first, so that no long test starts last while the other worker
   idles.
 """
@@ -30,7 +31,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "showdown" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
-        if _uses_a_module_fixture(item):
+        if _uses_a_module_fixture(item) and item.get_closest_marker("per_worker") is None:
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first, in order
 

@@ -35,7 +35,7 @@ from pokebench.showdown.server import LocalShowdown
 from support import fault_sweep
 from support.fault_sweep import FAULTS, PHASES, Sweep
 
-pytestmark = [pytest.mark.server, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.fault_sweep, pytest.mark.per_worker]
 
 LIVENESS = 2.0
 STARTUP_TIMEOUT = 30.0
