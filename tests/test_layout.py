@@ -108,3 +108,20 @@ def test_no_two_modules_import_each_other() -> None:
     circles = sorted(f"{a} <-> {b}" for a, names in imports.items() for b in names
                      if a < b and a in imports.get(b, ()) and not b.startswith(a + "."))  # a package's face
     assert not circles, "modules that import each other (one of them should not):\n" + "\n".join(circles)
+
+
+def test_running_and_publishing_import_no_search_engine() -> None:
+    """poke-engine is optional (built from source with Rust): a run of the bots and its publish, luck tables
+    included, import without it; only the search bot and the analyses need it."""
+    import subprocess
+    import sys
+
+    blocker = ("import sys\n"
+               "class NoEngine:\n"
+               "    def find_spec(self, name, path, target=None):\n"
+               "        if name.split('.')[0] == 'poke_engine':\n"
+               "            raise ImportError('poke_engine is blocked here')\n"
+               "sys.meta_path.insert(0, NoEngine())\n"
+               "import pokebench.__main__, pokebench.publish, pokebench.cli.publish, pokebench.play.runner\n")
+    done = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -33,10 +33,8 @@ from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
 from pokebench.engine.state import build_state
 
-__all__ = ["APPROXIMATIONS", "LUCK_VERSION", "ROLLS", "TurnLuck", "game_luck", "turn_luck", "EVENTS"]
+__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "game_luck", "turn_luck", "EVENTS"]
 
-#: Bumped when what the luck of a turn is changes: older cached luck is not reused.
-LUCK_VERSION = 2
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
 ROLLS = np.arange(85, 101) / 92.5
 #: The chance events a turn's luck is named by (luck_turns.csv ``event``).

@@ -13,8 +13,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.luck import LUCK_VERSION
-from pokebench.analysis.settings import engine_version
+from pokebench.analysis.settings import LUCK_VERSION, engine_version
 from pokebench.analysis.value import ValueModel, load_value_model
 from pokebench.results.schema import LuckRow, LuckTurnRow, columns
 

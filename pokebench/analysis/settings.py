@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["Settings", "ANALYSIS_VERSION", "engine_version"]
+__all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "engine_version"]
 
 #: Bumped when what is searched changes (the bridge, the views; 2: the player view infers sets from the
 #: battle, pokebench/engine/inference.py): older cached searches are not reused.
 ANALYSIS_VERSION = 2
+#: Bumped when what the luck of a turn is changes (pokebench/analysis/luck.py): older cached luck is not reused.
+LUCK_VERSION = 2
 
 
 @dataclass(frozen=True)

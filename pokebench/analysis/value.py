@@ -25,10 +25,12 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import poke_engine
+
+if TYPE_CHECKING:  # the model is read without the engine (publishing needs none); only its inputs are engine states
+    import poke_engine
 
 __all__ = ["FEATURES", "ValueModel", "Snapshot", "SideSnapshot", "features", "finished_value", "load_value_model",
            "MODEL_FILE"]
