@@ -82,11 +82,10 @@ class AdminClient:
             pass
         finally:
             self.closed.set()
-            error = AdminError("the connection to the Showdown server was lost")
             waiters: list[asyncio.Future[Any]] = [*self._replies.values(), *self._records.values()]
             for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_exception(error)
+                if not waiter.done():  # an error of its own each: one raised elsewhere keeps its own traceback
+                    waiter.set_exception(AdminError("the connection to the Showdown server was lost"))
 
     async def _handle(self, line: str) -> None:
         if line.startswith("|challstr|"):
@@ -154,9 +153,15 @@ class AdminClient:
         return future
 
     def forget_record(self, game_id: str) -> None:
+        """Stop waiting for `game_id`'s record. A record future that already failed (the connection was lost
+        before the game got to wait for it) is read here, so asyncio logs no "exception never retrieved"."""
         future = self._records.pop(game_id, None)
-        if future is not None and not future.done():
+        if future is None:
+            return
+        if not future.done():
             future.cancel()
+        elif not future.cancelled():
+            future.exception()
 
     async def register(self, registration: dict[str, Any]) -> None:
         """Register the seeds and side order of the next battle between two users."""
