@@ -43,7 +43,7 @@ from pokebench.results.ratings import expected_score
 from pokebench.results.reading import load_results, read_meta
 from pokebench.results.schema import Meta
 from pokebench.site import format as fmt
-from pokebench.site.luck import SWING_THRESHOLD, read_luck, win_graph
+from pokebench.site.luck import SWING_THRESHOLD, win_graph
 from pokebench.site.player_facts import player_facts
 from pokebench.site.plots import plot_cost, plot_ratings, save_svg
 from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet, team_states,
@@ -220,7 +220,7 @@ class _Site:
         self.pages = SitePages(root, self.meta, self.slugs)
         self.players = {p["player"]: p for p in self.results.players}
         self.games = self.results.games
-        self.luck, self.luck_turns = read_luck(root)
+        self.luck, self.luck_turns = self.results.luck, self.results.luck_turns  # load_results read them
         self.has_luck = not self.luck.empty
         self.totals = _game_totals(self.results.decisions)
         spend = self.results.decisions.assign(cost=pd.to_numeric(self.results.decisions["cost_usd"]))

@@ -1,6 +1,6 @@
 """Luck on the site: each analysed game's win-probability graph, and the luck columns of the games table.
 
-Read from the published folder's luck tables (docs/results.md): ``luck.csv`` (one row per analysed game:
+Drawn from the published folder's luck tables as :func:`pokebench.results.load_results` reads them (docs/results.md): ``luck.csv`` (one row per analysed game:
 ``luck_p1``, ``adjusted_p1``, ``error``) and ``luck_turns.csv`` (one row per analysed turn: ``v_before``, side
 one's win probability before the turn from the full position, ``expected``, ``v_after``, ``luck_p1``,
 ``event``). A folder without them (its runs not analysed) has no graph and no luck column anywhere.
@@ -16,28 +16,17 @@ reason when it gave one.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from pokebench.results.loading import is_missing
 
-__all__ = ["SWING_THRESHOLD", "read_luck", "win_graph", "GRAPH_SIZE"]
+__all__ = ["SWING_THRESHOLD", "win_graph", "GRAPH_SIZE"]
 
 #: A turn whose luck (``luck_p1``, either side) is at least this is a marked swing: a tenth of a win.
 SWING_THRESHOLD = 0.1
 #: The graph's drawing box (SVG user units; the page scales it to its width).
 GRAPH_SIZE = (720, 220)
 _LEFT, _RIGHT, _TOP, _BOTTOM = 40, 14, 12, 30
-
-
-def read_luck(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``luck.csv`` and ``luck_turns.csv`` of the published folder `root` (no file: an empty frame)."""
-    def read(name: str) -> pd.DataFrame:
-        path = root / name
-        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else pd.DataFrame()
-    return read("luck.csv"), read("luck_turns.csv")
 
 
 def _number(x: Any) -> float | None:
