@@ -145,11 +145,14 @@ SHARDS=(-m +run=bots-smoke pairs=2 name=split shard=0/2,1/2
 started=$SECONDS
 "$PY" -m pokebench "${SHARDS[@]}" >"$D/log/submit-1.log" 2>&1 &
 driver=$!
-shard_1_played() { [ "$(games runs/split/shard-1-of-2.sqlite)" -ge 1 ]; }
-wait_until 600 "a game in shard 1's store" shard_1_played
+# stopped within 20 ms of its first game (SIGSTOP; the cancel's SIGCONT, SIGTERM and SIGKILL end it), so
+# that it is cancelled mid-run: a 1 s poll could let it play all 6 games in between
+stopped="$("$PY" "$REPO/tests/support/kill_when_stored.py" runs/split/shard-1-of-2.sqlite "-m submitit\.core\._submit" 600 \
+  --signal STOP --env SLURM_ARRAY_TASK_ID=1)" || { echo "shard 1 could not be stopped mid-run" >&2; squeue >&2; exit 1; }
+read -r pid played <<<"$stopped"
 job="$(squeue -h -o '%i %K' | awk '$2 == 1 {print $1}')"
 [ -n "$job" ] || { echo "shard 1's job is not in the queue" >&2; squeue >&2; exit 1; }
-echo "shard 1 (job $job) has stored $(games runs/split/shard-1-of-2.sqlite) of 6 games: scancel $job"
+echo "shard 1 (job $job, pid $pid, stopped) has stored $played of 6 games: scancel $job"
 scancel "$job"
 driver_ended() { ! kill -0 "$driver" 2>/dev/null; }
 wait_until 900 "the first submission to end (does sacct answer?)" driver_ended
