@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,11 +19,10 @@ pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make s
 
 from pokebench.analysis.analyse import analyse_runs  # noqa: E402
 from pokebench.analysis.cache import game_key, luck_path, read_entries  # noqa: E402
-from pokebench.analysis.luck import EVENTS, game_luck, turn_luck  # noqa: E402
+from pokebench.analysis.luck import EVENTS, MoveTurn, game_luck, move_turns, turn_luck, turn_outcomes  # noqa: E402
 from pokebench.analysis.luck_rows import LUCK_COLUMNS, LUCK_TURN_COLUMNS, luck_rows, read_luck  # noqa: E402
-from pokebench.analysis.value import Snapshot, load_value_model  # noqa: E402
-from pokebench.engine.from_showdown import GamePositions, engine_action, game_positions, position_of_state  # noqa: E402
-from pokebench.engine.state import build_state  # noqa: E402
+from pokebench.analysis.value import load_value_model  # noqa: E402
+from pokebench.engine.from_showdown import GamePositions, game_positions  # noqa: E402
 from pokebench.publish import publish  # noqa: E402
 from pokebench.results.reading import load_results  # noqa: E402
 from pokebench.results.store import RunStore  # noqa: E402
@@ -54,34 +54,15 @@ def games(records: list[dict]) -> list[GamePositions]:
     return game_positions([(r["game_id"], r["input_log"]) for r in records])
 
 
-def _move_turns(game: GamePositions):
-    """(p1's decision, p2's decision, the next real state) of every move turn of the game."""
-    decisions = game.decisions
-    for first in decisions:
-        if first.side != "p1" or first.request.get("forceSwitch") or not first.choice:
-            continue
-        other = next((d for d in decisions if d.index > first.index and d.turn == first.turn and d.side == "p2"
-                      and not d.request.get("forceSwitch")), None)
-        if other is None or not other.choice:
-            continue
-        after = next((d.state for d in decisions if d.index > other.index), game.final)
-        yield first, other, after
-
-
-def _luck_of(first, other, after):
-    def choice(decision):
-        return engine_action(decision.choice, decision.state["sides"][decision.side]).removeprefix("switch ")
-
-    state = build_state(position_of_state(first.state, "p1"))
-    real = Snapshot.of(build_state(position_of_state(after, "p1")))
-    return turn_luck(state, choice(first), choice(other), real, load_value_model(), first.turn)
+def _luck_of(move_turn: MoveTurn):
+    return turn_luck(*move_turn.position(), load_value_model(), move_turn.first.turn)
 
 
 def test_a_turns_luck_weighs_to_zero_over_its_outcomes_and_rolls(games) -> None:
     checked = with_chance = 0
     for game in games:
-        for first, other, after in list(_move_turns(game))[:8]:
-            luck, pairs = _luck_of(first, other, after)
+        for move_turn in list(move_turns(game))[:8]:
+            luck, pairs = _luck_of(move_turn)
             assert sum(p for p, _ in pairs) == pytest.approx(1.0, abs=1e-9)
             assert sum(p * x for p, x in pairs) == pytest.approx(0.0, abs=1e-9)
             assert luck.luck == pytest.approx(luck.v_after - luck.expected)
@@ -92,13 +73,30 @@ def test_a_turns_luck_weighs_to_zero_over_its_outcomes_and_rolls(games) -> None:
     assert checked >= 20 and with_chance >= 10, (checked, with_chance)
 
 
+def test_the_rows_a_value_is_fitted_on_give_the_turns_luck(games) -> None:
+    """TurnOutcomes.rows (what benchmarks/luck_value_fit.py fits V on): V of the row that happened minus the
+    probability-weighted V of every row is the turn's luck, and the rows' probabilities sum to 1."""
+    model = load_value_model()
+    checked = 0
+    for game in games:
+        for move_turn in list(move_turns(game))[:5]:
+            features, finished, weights, happened = turn_outcomes(*move_turn.position()).rows()
+            values = np.where(np.isnan(finished), model.of_features(features), finished)
+            luck, _ = _luck_of(move_turn)
+            assert weights.sum() == pytest.approx(1.0, abs=1e-9)
+            assert values[happened] - weights @ values == pytest.approx(luck.luck, abs=1e-9)
+            checked += 1
+    assert checked >= 20
+
+
 def test_a_critical_hit_is_good_luck_for_the_side_that_landed_it(games) -> None:
     """Every turn of the games with one critical hit, landed by a side whose foe stayed standing that turn
     (a knock-out at the engine's damage has no rolls: a crit then matters less), gives that side luck > 0."""
     crits = []
     for game in games:
         lines = game.messages["p1"]
-        for first, other, after in _move_turns(game):
+        for move_turn in move_turns(game):
+            first = move_turn.first
             start = next(i for i, line in enumerate(lines) if line == f"|turn|{first.turn}")
             end = next((i for i, line in enumerate(lines) if line == f"|turn|{first.turn + 1}"), len(lines))
             turn = lines[start:end]
@@ -106,7 +104,7 @@ def test_a_critical_hit_is_good_luck_for_the_side_that_landed_it(games) -> None:
             fainted = [line.split("|")[2][:2] for line in turn if line.startswith("|faint|")]
             if len(hit) == 1 and hit[0] not in fainted:
                 critter = "p2" if hit[0] == "p1" else "p1"  # |-crit|p2a: ... means p2's Pokémon was hit
-                luck, _ = _luck_of(first, other, after)
+                luck, _ = _luck_of(move_turn)
                 crits.append((game.id, first.turn, critter, luck.luck, luck.event))
     print(f"\ncritical-hit turns: {crits}")
     assert crits, "no critical hit in the six games (the seeds changed?)"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import poke_engine
@@ -33,7 +33,7 @@ from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
 from pokebench.engine.state import build_state
 
-__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "game_luck", "turn_luck", "EVENTS"]
+__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "move_turns", "game_luck", "turn_luck", "turn_outcomes", "EVENTS"]
 
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
 ROLLS = np.arange(85, 101) / 92.5
@@ -193,11 +193,29 @@ def _event(outcomes: list[_Outcome], happened: int, roll_luck: float, luck: floa
     return "other"
 
 
-def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, model: ValueModel,
-              turn: int) -> tuple[TurnLuck, list[tuple[float, float]]]:
-    """The luck of one move turn: `state` before it (side one = p1), the sides' engine actions, the next real
-    position. Also every (probability, luck had it happened) pair of the turn's outcome × roll rows, which
-    weigh to zero."""
+@dataclass
+class TurnOutcomes:
+    """A move turn's chance before any value: its outcomes × rolls, their probabilities, and what happened."""
+
+    outcomes: list[_Outcome]
+    weights: np.ndarray  # per outcome, normalised to sum to 1
+    happened: int  # the outcome nearest the next real position
+    row: int  # its roll row nearest it
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Every outcome × roll row: its features (:meth:`Snapshot.features`), its finished value (NaN while the
+        game goes on), its probability; and the index of the row that happened (benchmarks/luck_value_fit.py fits
+        V on these)."""
+        features = [o.snapshot.features(o.hp_one, o.hp_two) for o in self.outcomes]
+        finished = [o.snapshot.finished(o.hp_one, o.hp_two) for o in self.outcomes]
+        weights = [np.full(len(f), w / len(f)) for f, w in zip(features, self.weights)]
+        return (np.vstack(features), np.concatenate(finished), np.concatenate(weights),
+                sum(len(f) for f in features[:self.happened]) + self.row)
+
+
+def turn_outcomes(state: poke_engine.State, one: str, two: str, real: Snapshot) -> TurnOutcomes:
+    """The outcomes of one move turn: `state` before it (side one = p1), the sides' engine actions, the next real
+    position."""
     before = Snapshot.of(state)
     listed = guarded("listing the turn's outcomes", lambda: poke_engine.generate_instructions(state, one, two))
     if not listed:
@@ -209,14 +227,22 @@ def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, mode
         hp_one, hp_two = _rolled(after, _hits(before, texts))
         outcomes.append(_Outcome(item.percentage / 100, texts, after, hp_one, hp_two))
     total = sum(o.probability for o in outcomes)
-    values = [model.of_snapshot(o.snapshot, o.hp_one, o.hp_two) for o in outcomes]
-    means = np.array([v.mean() for v in values])
-    weights = np.array([o.probability / total for o in outcomes])
-    expected = float(weights @ means)
     distances = [_distance(o, real) for o in outcomes]
     happened = min(range(len(outcomes)), key=lambda k: float(distances[k].min()))
-    row = int(np.argmin(distances[happened]))
-    v_after = float(values[happened][row])
+    return TurnOutcomes(outcomes, np.array([o.probability / total for o in outcomes]), happened,
+                        int(np.argmin(distances[happened])))
+
+
+def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, model: ValueModel,
+              turn: int) -> tuple[TurnLuck, list[tuple[float, float]]]:
+    """The luck of one move turn (:func:`turn_outcomes`' arguments). Also every (probability, luck had it
+    happened) pair of the turn's outcome × roll rows, which weigh to zero."""
+    chance = turn_outcomes(state, one, two, real)
+    outcomes, weights, happened = chance.outcomes, chance.weights, chance.happened
+    values = [model.of_snapshot(o.snapshot, o.hp_one, o.hp_two) for o in outcomes]
+    means = np.array([v.mean() for v in values])
+    expected = float(weights @ means)
+    v_after = float(values[happened][chance.row])
     luck = v_after - expected
     roll_luck = v_after - float(means[happened])
     pairs = [(float(w) / len(v), float(x) - expected) for w, v in zip(weights, values) for x in v]
@@ -233,15 +259,24 @@ def _real(state: dict[str, Any]) -> Snapshot:
     return Snapshot.of(build_state(position_of_state(state, "p1")))
 
 
-def game_luck(game: GamePositions, model: ValueModel) -> dict[str, Any]:
-    """Every move turn's luck (the cache's entry of the game: ``turns``, ``start``, ``turns_failed``, ``error``).
+@dataclass(frozen=True)
+class MoveTurn:
+    """A move turn of a game: both sides' decisions at its start and the state after it (None: the log stops)."""
 
-    A turn the engine cannot take is counted in ``turns_failed`` with its error; a game with no move turn
-    that could be valued has ``error`` set (its luck is then 0, never dropped).
-    """
-    turns: list[dict[str, Any]] = []
-    failed = 0
-    start: float | None = None
+    first: Decision  # p1's
+    other: Decision  # p2's
+    real_state: dict[str, Any] | None
+
+    def position(self) -> tuple[poke_engine.State, str, str, Snapshot]:
+        """What :func:`turn_outcomes` takes: the state before the turn, both engine actions, the next position."""
+        if self.real_state is None:
+            raise EngineError("the input log stops before the turn's end")
+        return (build_state(position_of_state(self.first.state, "p1")), _choice(self.first), _choice(self.other),
+                _real(self.real_state))
+
+
+def move_turns(game: GamePositions) -> Iterator[MoveTurn]:
+    """The game's move turns: both sides chose at the turn's start (forced switches have no chance of their own)."""
     decisions = game.decisions
     for i, first in enumerate(decisions):
         if first.side != "p1" or first.request.get("forceSwitch") or not first.choice:
@@ -251,22 +286,33 @@ def game_luck(game: GamePositions, model: ValueModel) -> dict[str, Any]:
         if other is None or not other.choice:
             continue
         after = next((d for d in decisions[other.index + 1:]), None)
-        real_state = after.state if after is not None else game.final
+        yield MoveTurn(first, other, after.state if after is not None else game.final)
+
+
+def game_luck(game: GamePositions, model: ValueModel) -> dict[str, Any]:
+    """Every move turn's luck (the cache's entry of the game: ``turns``, ``start``, ``turns_failed``, ``error``).
+
+    A turn the engine cannot take is counted in ``turns_failed`` with its error; a game with no move turn
+    that could be valued has ``error`` set (its luck is then 0, never dropped).
+    """
+    turns: list[dict[str, Any]] = []
+    failed = 0
+    start: float | None = None
+    for move_turn in move_turns(game):
         try:
-            if real_state is None:
-                raise EngineError("the input log stops before the turn's end")
-            state = build_state(position_of_state(first.state, "p1"))
+            state, one, two, real = move_turn.position()
             if start is None:
                 start = model(state) - 0.5
-            luck, _ = turn_luck(state, _choice(first), _choice(other), _real(real_state), model, first.turn)
+            luck, _ = turn_luck(state, one, two, real, model, move_turn.first.turn)
             turns.append({"turn": luck.turn, "v_before": round(luck.v_before, 6), "v_after": round(luck.v_after, 6),
                           "expected": round(luck.expected, 6), "luck_p1": round(luck.luck, 6),
                           "roll_luck": round(luck.roll_luck, 6), "outcomes": luck.outcomes, "event": luck.event,
                           "v_real": round(luck.v_real, 6), "error": None})
         except EngineError as err:
             failed += 1
-            turns.append({"turn": first.turn, "v_before": None, "v_after": None, "expected": None, "luck_p1": 0.0,
-                          "roll_luck": 0.0, "outcomes": 0, "event": "", "v_real": None, "error": str(err)})
+            turns.append({"turn": move_turn.first.turn, "v_before": None, "v_after": None, "expected": None,
+                          "luck_p1": 0.0, "roll_luck": 0.0, "outcomes": 0, "event": "", "v_real": None,
+                          "error": str(err)})
     analysed = sum(t["error"] is None for t in turns)
     return {"turns": turns, "start_p1": round(start, 6) if start is not None else None, "turns_failed": failed,
             "error": None if analysed else "no move turn the engine could value"
