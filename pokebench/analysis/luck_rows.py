@@ -15,7 +15,7 @@ import pandas as pd
 from pokebench.analysis.cache import game_key, luck_path, read_entries
 from pokebench.analysis.settings import LUCK_VERSION, engine_version
 from pokebench.analysis.value import ValueModel, load_value_model
-from pokebench.results.schema import LuckRow, LuckTurnRow, columns
+from pokebench.results.schema import SIDE_ONE_SCORE, LuckRow, LuckTurnRow, columns
 
 __all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "read_luck", "side_one_score"]
 
@@ -30,7 +30,7 @@ def luck_settings(model: ValueModel | None = None) -> str:
 
 def side_one_score(winner: Any) -> float:
     """Side one's score from games.csv's ``winner`` (p1, p2, or empty for a tie)."""
-    return 1.0 if winner == "p1" else 0.0 if winner == "p2" else 0.5
+    return SIDE_ONE_SCORE.get(winner, 0.5) if isinstance(winner, str) else 0.5
 
 
 def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -22,7 +22,7 @@ from pokebench.results.loading import PublishError, RunData, check_publishable, 
 from pokebench.results.ratings import (INTERVAL_RULE, LUCK_COLUMNS, RANK_RULE, RatingsError, fit_ratings, head_to_head,
                                        luck_figures, with_luck)
 from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, LuckRow, LuckTurnRow, Meta,
-                                      PairRow, QualitySpreadRow, RatingRow, columns)
+                                      SIDE_ONE_SCORE, PairRow, QualitySpreadRow, RatingRow, columns)
 
 __all__ = ["Results", "compute_results", "per_player_figures", "pair_results", "player_rows", "register_table",
            "register_tables", "adjusted_figures", "EXTRA_TABLES", "FIGURE_COLUMNS", "ADJUSTED_COLUMNS"]
@@ -115,8 +115,8 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
     Figures a player has no data for are NaN (never zero).
     """
     long = pd.concat([
-        pd.DataFrame({"player": games["p1"], "score": games["winner"].map({"p1": 1.0, "tie": 0.5, "p2": 0.0})}),
-        pd.DataFrame({"player": games["p2"], "score": games["winner"].map({"p1": 0.0, "tie": 0.5, "p2": 1.0})}),
+        pd.DataFrame({"player": games["p1"], "score": games["winner"].map(SIDE_ONE_SCORE)}),
+        pd.DataFrame({"player": games["p2"], "score": 1.0 - games["winner"].map(SIDE_ONE_SCORE)}),
     ], ignore_index=True)
     out = long.groupby("player").agg(games=("score", "size"), wins=("score", lambda s: int((s == 1).sum())),
                                      ties=("score", lambda s: int((s == 0.5).sum())),

@@ -38,6 +38,8 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 from scipy.stats import norm, t as student_t
 
+from pokebench.results.schema import SIDE_ONE_SCORE
+
 __all__ = ["RatingsError", "expected_score", "fit_ratings", "head_to_head", "player_summary", "score_matrix", "posterior_sd",
            "posterior_covariance", "dispersion", "with_luck", "luck_figures", "LUCK_COLUMNS",
            "uncertainty_rank", "INTERVAL_RULE", "RANK_RULE"]
@@ -53,7 +55,6 @@ RANK_RULE = "1 + the number of players whose ci_low is above this player's ci_hi
 SCALE = math.log(10) / 400  # Elo points -> natural log-odds
 #: Degrees of freedom the prior of the adjusted scores' dispersion φ is worth, at φ = 1 (:func:`_dispersion`).
 DISPERSION_PRIOR_DF = 4
-_SCORE = {"p1": 1.0, "tie": 0.5, "p2": 0.0}  # score of p1
 
 
 def expected_score(elo_a: float, elo_b: float) -> float:
@@ -78,11 +79,11 @@ def _finished(games: pd.DataFrame, unit_cols: bool = False, score: str | None = 
     g = games[games["status"] == "finished"] if "status" in games.columns else games
     if g.empty:
         raise RatingsError("no finished games: ratings need at least one finished game")
-    bad = sorted(set(g["winner"].dropna().unique()) - set(_SCORE), key=str) + (
+    bad = sorted(set(g["winner"].dropna().unique()) - set(SIDE_ONE_SCORE), key=str) + (
         ["<missing>"] if g["winner"].isna().any() else [])
     if bad:
         raise RatingsError(f"winner must be 'p1', 'p2' or 'tie'; found {bad}")
-    g = g.assign(p1=g["p1"].astype(str), p2=g["p2"].astype(str), s1=g["winner"].map(_SCORE))
+    g = g.assign(p1=g["p1"].astype(str), p2=g["p2"].astype(str), s1=g["winner"].map(SIDE_ONE_SCORE))
     adjusted = pd.to_numeric(g[score if score else "s1"], errors="coerce")
     if np.isinf(adjusted).any():
         raise RatingsError(f"column {score!r} holds an infinite score")

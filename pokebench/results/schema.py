@@ -16,13 +16,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SCHEMA_VERSION", "GameRow", "DecisionRow", "DecisionQualityRow", "QualitySpreadRow", "LuckRow", "LuckTurnRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
+__all__ = ["SCHEMA_VERSION", "SIDE_ONE_SCORE", "GameRow", "DecisionRow", "DecisionQualityRow", "QualitySpreadRow", "LuckRow", "LuckTurnRow", "RatingRow", "H2HRow", "PairRow", "PlayerRow", "Meta",
            "RunInfo", "BootstrapInfo", "TABLES", "columns", "columns_markdown"]
 
 #: Version of the published folder's layout. 1: the first versioned contract. 2: decision quality
 #: (decision_quality.csv, decision_quality_spread.csv, the per-player figures in ratings.csv).
 #: 3: the luck of every turn (luck.csv, luck_turns.csv).
 SCHEMA_VERSION = 3
+
+
+#: Side one's score by games.csv's ``winner`` (a tie counts half a win): ratings, figures, luck and the
+#: continual harness's tables all score a game by it.
+SIDE_ONE_SCORE: dict[str, float] = {"p1": 1.0, "tie": 0.5, "p2": 0.0}
 
 
 class _Row(BaseModel):

@@ -44,10 +44,10 @@ from pokebench.players.continual.history import clustered
 from pokebench.players.continual.versions import HarnessFiles
 from pokebench.results.figures import Results, register_tables
 from pokebench.results.loading import RunData
+from pokebench.results.schema import SIDE_ONE_SCORE
 
 N_BOOTSTRAP = 2000
 LEVEL = 0.95
-_SCORE = {"p1": 1.0, "p2": 0.0, "tie": 0.5}
 
 
 def _sides(games: pd.DataFrame, players: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -56,7 +56,7 @@ def _sides(games: pd.DataFrame, players: dict[str, dict[str, Any]]) -> pd.DataFr
     for g in _records(games):
         for side, other in (("p1", "p2"), ("p2", "p1")):
             summary = (players.get(g["game_id"]) or {}).get(side) or {}
-            score = _SCORE[g["winner"]] if side == "p1" else 1.0 - _SCORE[g["winner"]]
+            score = SIDE_ONE_SCORE[g["winner"]] if side == "p1" else 1.0 - SIDE_ONE_SCORE[g["winner"]]
             rows.append({"game_id": g["game_id"], "run": g["run"], "pair": int(g["pair"]),
                          "unit": f"{g['run']}.p{int(g['pair']):04d}", "player": g[side],
                          "opponent": g[other], "score": score, "summary": summary})
