@@ -4,7 +4,7 @@
                                                   [--pairs 50] [--workers 2] [--fresh]
 
 Plays (or reuses) run `--run` on the seed text ``pokebench-luck-eval`` (its own seeds: the value function is
-fitted on ``pokebench-luck-fit``, benchmarks/luck_value_fit.py) with `--pairs` mirror pairs of each matchup,
+fitted on ``pokebench-luck-fit``, benchmarks/luck_value_fit.py) with `--pairs` mirror pairs of each of `--matchups`,
 measures the luck of every game not yet in the run's luck cache (in `--workers` processes over chunks of 50 games, into the cache that
 ``pokebench analyse`` reads; `--fresh` empties it first, for the cost), then prints:
 
@@ -49,9 +49,9 @@ Z = 1.96
 BOOTSTRAP = 2000
 
 
-def play(runs_dir: Path, run: str, pairs: int) -> None:
+def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS) -> None:
     subprocess.run([sys.executable, "-m", "pokebench", "+run=ladder", f"name={run}", f"seed_text={SEED_TEXT}",
-                    f"pairs={pairs}", "publish=false", f"matchups={MATCHUPS}"],
+                    f"pairs={pairs}", "publish=false", f"matchups={matchups}"],
                    cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
 
 
@@ -187,6 +187,9 @@ def main() -> None:
     parser.add_argument("--runs-dir", type=Path, default=Path("/tmp/pb-luck/runs"))
     parser.add_argument("--run", default="luck-eval")
     parser.add_argument("--pairs", type=int, default=50)
+    parser.add_argument("--matchups", default=MATCHUPS,
+                        help=f"the ladder's players to play (default {MATCHUPS}; e.g. [[search-500,max-damage]] "
+                             "under another --run)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--fresh", action="store_true", help="empty the run's luck cache first (for the cost)")
     parser.add_argument("--figures-only", action="store_true",
@@ -194,7 +197,7 @@ def main() -> None:
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     if not args.figures_only:
-        play(args.runs_dir, args.run, args.pairs)
+        play(args.runs_dir, args.run, args.pairs, args.matchups)
     if args.fresh:
         luck_path(args.runs_dir / args.run).unlink(missing_ok=True)
     with load_runs([args.run], args.runs_dir) as data:

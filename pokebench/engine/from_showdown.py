@@ -54,16 +54,23 @@ def other_side(side: str) -> str:
     return "p2" if side == "p1" else "p1"
 
 
+#: Games replayed per simulator process: 2,100 games in one failed with Node's ``write ENOBUFS`` on its output.
+GAMES_PER_REPLAY = 200
+
+
 def game_positions(games: Iterable[tuple[str, list[str]]], timeout: float = 1800) -> list[GamePositions]:
-    """Every decision point of each ``(id, input_log)`` game, replayed in the pinned simulator."""
-    stdin = "".join(json.dumps({"id": gid, "input_log": list(log)}) + "\n" for gid, log in games)
-    out = run_script("positions.js", timeout=timeout, stdin=stdin)
+    """Every decision point of each ``(id, input_log)`` game, replayed in the pinned simulator (a process per
+    :data:`GAMES_PER_REPLAY` games; `timeout` is each process's)."""
+    games = list(games)
     found = []
-    for line in out.splitlines():
-        if line.strip():
-            raw = json.loads(line)
-            found.append(GamePositions(raw["id"], raw["messages"], [Decision(**d) for d in raw["decisions"]],
-                                       raw.get("final")))
+    for start in range(0, len(games), GAMES_PER_REPLAY):
+        stdin = "".join(json.dumps({"id": gid, "input_log": list(log)}) + "\n"
+                        for gid, log in games[start:start + GAMES_PER_REPLAY])
+        for line in run_script("positions.js", timeout=timeout, stdin=stdin).splitlines():
+            if line.strip():
+                raw = json.loads(line)
+                found.append(GamePositions(raw["id"], raw["messages"], [Decision(**d) for d in raw["decisions"]],
+                                           raw.get("final")))
     return found
 
 
