@@ -22,6 +22,7 @@ from pokebench.analysis.cache import game_key, luck_path, read_entries  # noqa: 
 from pokebench.analysis.luck import EVENTS, MoveTurn, game_luck, move_turns, turn_luck, turn_outcomes  # noqa: E402
 from pokebench.analysis.luck_rows import LUCK_COLUMNS, LUCK_TURN_COLUMNS, luck_rows, read_luck  # noqa: E402
 from pokebench.analysis.value import load_value_model  # noqa: E402
+from pokebench.engine import from_showdown  # noqa: E402
 from pokebench.engine.from_showdown import GamePositions, game_positions  # noqa: E402
 from pokebench.publish import publish  # noqa: E402
 from pokebench.results.reading import load_results  # noqa: E402
@@ -111,6 +112,15 @@ def test_a_critical_hit_is_good_luck_for_the_side_that_landed_it(games) -> None:
     for _, _, critter, luck, _ in crits:
         assert (luck if critter == "p1" else -luck) > 0
     assert any(event == "critical hit" for *_, event in crits)
+
+
+def test_games_replayed_over_several_simulator_processes_are_the_games_replayed_in_one(records, games,
+                                                                                      monkeypatch) -> None:
+    monkeypatch.setattr(from_showdown, "GAMES_PER_REPLAY", 4)  # 6 games: two processes, 4 + 2
+    again = game_positions([(r["game_id"], r["input_log"]) for r in records])
+    assert len(games) == 6
+    assert [g.id for g in again] == [g.id for g in games]
+    assert all(a.decisions == b.decisions and a.final == b.final for a, b in zip(again, games))
 
 
 def test_a_game_with_no_turn_to_value_is_reported_not_dropped(records) -> None:
