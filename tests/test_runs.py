@@ -64,7 +64,7 @@ def test_a_run_plays_exactly_the_planned_games_and_a_rerun_plays_none(stored_run
     assert again.equals(games)  # nothing replayed, nothing added
 
 
-def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(tmp_path):
+def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(showdown, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
     proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -77,7 +77,8 @@ def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(tmp_path
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 4 <= done < 18, f"the kill came too late or too early ({done} games)"
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false")
+    # resumed on the worker's server (the killed run's own server exited with it)
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false", server=showdown)
     with store_of(tmp_path, "bots-smoke") as store:
         ids = list(store.games().game_id)
     assert sorted(ids) == sorted(s.game_id for s in planned("bots-smoke", 3))
@@ -164,7 +165,7 @@ def test_harness_errors_that_persist_end_the_run_non_zero_after_the_retry_rounds
 
 
 @pytest.mark.slow  # 18 to 24 real games
-def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(tmp_path):
+def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(showdown, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
     restore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731 (CI shells may ignore it)
@@ -180,7 +181,7 @@ def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Interrupted" in stderr and "Traceback" not in stderr
     assert not [pid for pid in children if Path(f"/proc/{pid}").exists()], "the server outlived the run"
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false")
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false", server=showdown)  # resumed
     with store_of(tmp_path, "bots-smoke") as store:
         assert sorted(store.done_game_ids()) == sorted(s.game_id for s in planned("bots-smoke", 3))
 
