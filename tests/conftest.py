@@ -15,15 +15,24 @@ the expensive things done once and the workers busy to the end:
   worker makes its own);
 - the tests marked ``slow`` are handed out first, so that no long test starts last while the other worker
   idles.
+
+What is expensive is done once where a test does not need its own: a run that ends normally plays on the
+worker's server (``support/existing_server.py``), and a test that only reads a played run reads
+``stored_run``, played once for all the workers (``support/stored_run.py``).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from pokebench.showdown.server import LocalShowdown
+
+from support import stored_run as stored
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
@@ -64,6 +73,17 @@ def showdown(tmp_path_factory: pytest.TempPathFactory):
     """The real pinned server, started by the code, shared by the whole session."""
     with LocalShowdown(sim_processes=2, log_path=tmp_path_factory.mktemp("showdown") / "showdown.log") as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def stored_run(showdown: LocalShowdown, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The runs/ folder of one real bots-smoke run (6 games), played once for all the workers (support/stored_run.py).
+
+    Read-only: a test that writes into a run folder takes ``support.stored_run.copy_of(stored_run, tmp_path)``."""
+    base = tmp_path_factory.getbasetemp()
+    runs = stored.play_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base, showdown)
+    yield runs
+    assert stored.unchanged(runs), f"a test wrote into the shared stored run {runs}: give it a copy (copy_of)"
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -14,7 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from support.existing_server import on_server
 from support.games import REPO_DIR
+from support.stored_run import copy_of
 
 pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make setup` builds it")
 
@@ -41,14 +43,10 @@ def _id(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real run of the reference bots: 6 seeded games (bots-smoke, one pair per matchup)."""
-    root = tmp_path_factory.mktemp("analysis")
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
-    done = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "runs"
+def run_dir(stored_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of the reference bots: 6 seeded games (bots-smoke, one pair per matchup); this module's copy
+    of the session's stored run (tests/conftest.py), which the analysis writes its cache into."""
+    return copy_of(stored_run, tmp_path_factory.mktemp("analysis"))
 
 
 @pytest.fixture(scope="module")
@@ -161,13 +159,14 @@ def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_d
     assert "Engine:" in replay and "regret" in replay
 
 
-def test_a_player_searching_with_the_analysis_engine_is_flagged_beside_its_decision_quality(tmp_path) -> None:
+def test_a_player_searching_with_the_analysis_engine_is_flagged_beside_its_decision_quality(showdown, tmp_path) -> None:
     """The search bot declares `searches_with_engine`: its game records and players.json say so, and the
     leaderboard's decision-quality row carries the flag with the reason; Random's does not (no name matching)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    overrides, server_env = on_server(showdown)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), **server_env)
     done = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-search", "~players.search-4k",
                            "matchups=[[search-1k,random]]", "pairs=1", "players.search-1k.iterations=100",
-                           "players.search-1k.samples=1", "publish=false", "name=own-engine"],
+                           "players.search-1k.samples=1", "publish=false", "name=own-engine", *overrides],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = tmp_path / "runs"

@@ -195,7 +195,7 @@ def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_fo
 # ---- whole runs --------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(api, tmp_path):
+def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(api, showdown, tmp_path):
     script = Script()
     api.policy = script
     api.requests.clear()
@@ -223,7 +223,7 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
     v1 = files.version_path(1).read_bytes()
 
     script.slow_epoch = None
-    printed = finish(pokebench(tmp_path, api, *args))
+    printed = finish(pokebench(tmp_path, api, *args, server=showdown))  # resumed on the worker's server
     state = files.read_state()
     assert state.epochs == {"1": 0, "2": 1, "3": 2}, "the resumed run kept epoch 2's version and refined once more"
     assert len(state.attempts) == 2 and files.version_path(1).read_bytes() == v1

@@ -124,12 +124,12 @@ def test_the_harness_block_says_where_its_contents_came_from():
 
 
 @pytest.mark.slow
-def test_learn_on_seed_text_a_then_evaluate_frozen_on_b(api, tmp_path):
+def test_learn_on_seed_text_a_then_evaluate_frozen_on_b(api, showdown, tmp_path):
     script = Script()
     api.policy = script
     api.requests.clear()
-    common = ["+run=ch-smoke", "pairs=2", "server.sim_processes=1", "matchups=[[ch-local,max-damage]]"]
-    finish(pokebench(tmp_path, api, *common, "name=learn-a", "seed_text=A", "publish=false"))
+    common = ["+run=ch-smoke", "pairs=2", "matchups=[[ch-local,max-damage]]"]
+    finish(pokebench(tmp_path, api, *common, "name=learn-a", "seed_text=A", "publish=false", server=showdown))
     learned = tmp_path / "runs" / "learn-a" / "players" / "ch-local"
     assert HarnessFiles(learned).read_state().current == 1 and len(script.refiner) == 4
     frozen = ["players.ch-local.mode=frozen", f"players.ch-local.load_from={learned}"]
@@ -140,8 +140,8 @@ def test_learn_on_seed_text_a_then_evaluate_frozen_on_b(api, tmp_path):
     assert not (tmp_path / "runs" / "eval-a" / "store.sqlite").exists()
 
     api.requests.clear()  # evaluated beside the expert harness and the plain model (ch-expert's run)
-    finish(pokebench(tmp_path, api, "+run=ch-expert", "pairs=2", "server.sim_processes=1", "name=eval-b",
-                     "seed_text=B", *frozen))
+    finish(pokebench(tmp_path, api, "+run=ch-expert", "pairs=2", "name=eval-b", "seed_text=B", *frozen,
+                     server=showdown))
     assert len(script.refiner) == 4, "a frozen harness is never refined"
     run_dir = tmp_path / "runs" / "eval-b"
     with RunStore.open_existing(run_dir / "store.sqlite") as store:

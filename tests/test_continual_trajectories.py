@@ -38,12 +38,12 @@ def api():
 
 
 @pytest.fixture(scope="module")
-def trajectories_run(api, tmp_path_factory) -> tuple[Path, str]:
-    """ch-smoke with K=2 trajectories of 2 pairs, each evaluated on 1 pair after learning; what it printed.
-    The estimate must be printed while no game is stored."""
+def trajectories_run(api, showdown, tmp_path_factory) -> tuple[Path, str]:
+    """ch-smoke with K=2 trajectories of 2 pairs, each evaluated on 1 pair after learning, on the worker's
+    server; what it printed. The estimate must be printed while no game is stored."""
     cwd = tmp_path_factory.mktemp("trajectories")
-    proc = pokebench(cwd, api, "+run=ch-smoke", "server.sim_processes=1", "pairs=2", f"trajectories={K}",
-                     "after_pairs=1", f"players.ch-local.model.prices={PRICES}", f"players.local.model.prices={PRICES}")
+    proc = pokebench(cwd, api, "+run=ch-smoke", "pairs=2", f"trajectories={K}", "after_pairs=1",
+                     f"players.ch-local.model.prices={PRICES}", f"players.local.model.prices={PRICES}", server=showdown)
     assert proc.stdout is not None
     before = []
     for line in proc.stdout:  # what it prints before the estimate, and the games stored when it is printed

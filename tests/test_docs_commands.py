@@ -9,7 +9,9 @@ in; runs/ and data/ start empty), in order, through bash, with these tiny-size s
 ``pairs=1`` appended to runs that play games (and ``'~players.search' matchups=all`` to ``bots-calibration``,
 whose search bot costs minutes: tests/test_search.py plays it); ``--cfg job`` (Hydra composes the config and
 prints it, nothing is played) for runs that need a model server or an API key; names that need a run
-(``bots-calibration``, ``RUN``) become the ``bots-smoke`` run played first.
+(``bots-calibration``, ``RUN``) become the ``bots-smoke`` run played first. That first run starts its own
+server, as documented; the later runs that play games play on the test worker's server (``ON_SERVER``: the
+README's ``server.port=N`` with the server's token exported), so that the test starts one server, not four.
 """
 
 from __future__ import annotations
@@ -22,10 +24,15 @@ from pathlib import Path
 
 import pytest
 
+from pokebench.showdown.server import LocalShowdown
+
+from support.existing_server import on_server
 from support.games import REPO_DIR
 
 DOCS = [REPO_DIR / "README.md", *sorted((REPO_DIR / "docs").glob("*.md"))]
 PY = ".venv/bin/python -m pokebench"
+#: What a run that plays games after the first is given: the worker's server (its port in the environment).
+ON_SERVER = 'server.port="$TEST_SERVER_PORT"'
 
 #: documented command -> (what is run in the copy, a text its output must contain or "")
 RUN: dict[str, tuple[str, str]] = {
@@ -34,10 +41,10 @@ RUN: dict[str, tuple[str, str]] = {
     f"{PY} +run=bots-calibration pairs=50 concurrency=8 name=calibration-50":
         (f"{PY} +run=bots-calibration pairs=50 concurrency=8 name=calibration-50 --cfg job", "pairs: 50"),
     f"{PY} +run=bots-smoke '+player@players.example=example' name=with-example":
-        (f"{PY} +run=bots-smoke '+player@players.example=example' name=with-example pairs=1", "example"),
+        (f"{PY} +run=bots-smoke '+player@players.example=example' name=with-example pairs=1 {ON_SERVER}", "example"),
     f"{PY} -m +run=bots-calibration name=sharded shard=0/2,1/2 publish=false":
-        (f"{PY} -m +run=bots-calibration name=sharded shard=0/2,1/2 publish=false pairs=1 '~players.search' matchups=all",
-         "stored in all"),
+        (f"{PY} -m +run=bots-calibration name=sharded shard=0/2,1/2 publish=false pairs=1 '~players.search' matchups=all "
+         f"{ON_SERVER}", "stored in all"),
     f"{PY}.cli.publish sharded": (f"{PY}.cli.publish sharded", "sharded"),
     "POKEBENCH_SITE=data/site/bots-smoke .venv/bin/jupyter-execute notebooks/analysis.ipynb "
     "--output=analysis-bots-smoke": (
@@ -62,8 +69,8 @@ RUN: dict[str, tuple[str, str]] = {
          "players.ch-local.load_from=runs/learn-a/players/ch-local --cfg job", "mode: frozen"),
 }
 
-SERVER = "a server that runs until stopped, on a fixed port; tests/test_server.py and tests/test_foul_play.py " \
-         "play against a running server"
+SERVER = "a server that runs until stopped, on a fixed port; the runs above after the first play on a running " \
+         "server (ON_SERVER), and tests/test_server.py and tests/test_foul_play.py play against one"
 BENCH = "speed is measured by scripts, never asserted (make bench runs them)"
 SLURM = "needs a SLURM cluster: make test-slurm (tests/cluster/slurm.sh) runs this recipe on a one-node cluster"
 LLAMA = "compiles llama.cpp (47 minutes on 2 cores) and downloads a 94 MB model; the run it serves is " \
@@ -228,10 +235,12 @@ def _copy_of_the_checkout(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.server
-def test_the_documented_commands_run(tmp_path: Path) -> None:
+def test_the_documented_commands_run(showdown: LocalShowdown, tmp_path: Path) -> None:
     root = _copy_of_the_checkout(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POKEBENCH_", "PYTHONPATH"))}
     env["PATH"] = f"{root / '.venv' / 'bin'}{os.pathsep}{env['PATH']}"  # `pokebench ...`: as installed
+    assert showdown.address is not None
+    env.update(on_server(showdown)[1], TEST_SERVER_PORT=str(showdown.address.port))  # for ON_SERVER
     order = [c for c in documented() if c in RUN]
     first = f"{PY} +run=bots-smoke"  # what the later commands publish, replay or read
     for command in [first, *(c for c in order if c != first)]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from support.existing_server import on_server
 from support.llm import reset_api, fake_server_model
 from support.games import REPO_DIR, play, results
 from pokebench.llm.client import ChatClient, LLMAPIError, ModelConfig
@@ -27,6 +28,7 @@ from pokebench.player.bench_player import BenchPlayer
 from pokebench.players.llm import LLMPlayer
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.results.store import RunStore
+from pokebench.showdown.server import LocalShowdown
 
 SECRET = "fake-api-key-NEVER-STORED-15"
 PRICES = {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0}
@@ -243,10 +245,13 @@ def test_the_served_model_id_and_fingerprint_are_recorded_beside_the_alias(showd
 # ---- whole runs: fail fast, spending caps, the summary, no key in any file -------------------------------
 
 
-def run_cli(tmp_path, api, *extra: str, timeout: float = 300):
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET)
+def run_cli(tmp_path, api, *extra: str, timeout: float = 300, server: LocalShowdown | None = None):
+    """The llm-smoke run on `api`; on `server` (the worker's, running) if given, else on a server of its own."""
+    on, server_env = on_server(server) if server is not None else ([], {})
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET,
+               **server_env)
     args = [sys.executable, "-m", "pokebench", "+run=llm-smoke", "publish=false", "server.sim_processes=1",
-            "turn_limit=6", "players.local.model.max_attempts=2", "players.local.model.backoff_base=0.02", *extra]
+            "turn_limit=6", "players.local.model.max_attempts=2", "players.local.model.backoff_base=0.02", *extra, *on]
     return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -287,10 +292,10 @@ def test_a_key_refused_mid_run_stops_the_run_at_once_with_the_resume_command(tmp
 
 
 @pytest.mark.server
-def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(tmp_path, api):
+def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(showdown, tmp_path, api):
     prices = ["players.local.model.prices.input=3", "players.local.model.prices.cached_input=0.3",
               "players.local.model.prices.output=15"]
-    proc = run_cli(tmp_path, api, *prices, "budget_usd=0.000001")
+    proc = run_cli(tmp_path, api, *prices, "budget_usd=0.000001", server=showdown)
     assert proc.returncode == 4, proc.stderr[-2000:]
     assert "The run stopped starting games: the run has spent $" in proc.stderr and "budget_usd" in proc.stderr
     games, _, decisions, _ = stored(tmp_path)
@@ -298,7 +303,7 @@ def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(tmp_path, api):
     first_cost = decisions.cost_usd.sum()
     assert "Run 'llm-smoke': 1 game(s) played now; 1 of 2 stored in all." in proc.stdout
 
-    proc = run_cli(tmp_path, api, *prices, "budget_usd=100")
+    proc = run_cli(tmp_path, api, *prices, "budget_usd=100", server=showdown)
     assert proc.returncode == 0, proc.stderr[-2000:]
     games, _, decisions, _ = stored(tmp_path)
     assert len(games) == 2 and games.game_id.is_unique and set(decisions.game_id) == set(games.game_id)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from support.existing_server import on_server
 from support.llm import reset_api, fake_server_model
 from support.games import REPO_DIR, play, results
 from pokebench.players.llm import LLMPlayer
@@ -216,10 +217,13 @@ def test_an_api_that_stays_down_is_a_harness_error_without_the_key(showdown, api
     assert SECRET not in outcome.detail and len(api.requests) == 2
 
 
-def test_a_run_resumed_after_the_api_was_down_plays_the_game_again(tmp_path, api):
-    """`python -m pokebench +run=llm-smoke` end to end: harness errors first, then stored games and decisions."""
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET)
-    args = [sys.executable, "-m", "pokebench", "+run=llm-smoke", "publish=false", "server.sim_processes=1",
+def test_a_run_resumed_after_the_api_was_down_plays_the_game_again(showdown, tmp_path, api):
+    """`python -m pokebench +run=llm-smoke` end to end, on the worker's server: harness errors first (the
+    harness voids the games), then stored games and decisions."""
+    overrides, server_env = on_server(showdown)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET,
+               **server_env)
+    args = [sys.executable, "-m", "pokebench", "+run=llm-smoke", "publish=false", *overrides,
             "players.local.model.max_attempts=2", "players.local.model.backoff_base=0.02", "retry_rounds=0"]
     # the pre-flight request is answered, then the API goes down
     api.policy = lambda request: "OK" if request.index == 0 else Reply(status=503, error="overloaded")

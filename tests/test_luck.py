@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from support.games import REPO_DIR
+from support.stored_run import NAME as RUN, copy_of
 
 pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make setup` builds it")
 
@@ -30,18 +31,12 @@ from pokebench.results.store import RunStore  # noqa: E402
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
-RUN = "bots-smoke"
-
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real run of the reference bots: 6 seeded games (bots-smoke, one pair per matchup)."""
-    root = tmp_path_factory.mktemp("luck")
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
-    done = subprocess.run([sys.executable, "-m", "pokebench", f"+run={RUN}", "pairs=1", "publish=false"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "runs"
+def run_dir(stored_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of the reference bots: 6 seeded games (bots-smoke, one pair per matchup); this module's copy
+    of the session's stored run (tests/conftest.py), which the analysis writes its cache into."""
+    return copy_of(stored_run, tmp_path_factory.mktemp("luck"))
 
 
 @pytest.fixture(scope="module")

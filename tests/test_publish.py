@@ -28,6 +28,7 @@ from pokebench.results.store import RunStore
 from pokebench.results.loading import DECISION_FIXED
 from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 
+from support import stored_run as stored
 from support.synthetic_runs import BOTS, ENV_SECRET, REPO, SECRET, make_run
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
@@ -585,18 +586,17 @@ def test_notebook_runs_against_a_published_site(runs: Path, tmp_path: Path, monk
 # ---- real games --------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_identical_real_bot_runs_publish_byte_identical_games(tmp_path: Path) -> None:
+def test_identical_real_bot_runs_publish_byte_identical_games(stored_run: Path, tmp_path: Path) -> None:
     """Two real runs of the bots (same config, two folders): the same published games, byte for byte,
-    but for the times they were played (games.csv's start and end, the logs' `|t:|` lines)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    outs = []
-    for k in range(2):
-        cwd = tmp_path / f"machine{k}"
-        cwd.mkdir()
-        proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false"],
-                              cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        outs.append(publish(["bots-smoke"], cwd / "site", runs_dir=cwd / "runs", n_bootstrap=20))
+    but for the times they were played (games.csv's start and end, the logs' `|t:|` lines). One is the
+    session's stored run, played on the worker's server; this one starts its own server, as a run does."""
+    cwd = tmp_path / "machine1"
+    cwd.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "pokebench", *stored.ARGS], cwd=cwd,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outs = [publish([stored.NAME], where / "site", runs_dir=runs, n_bootstrap=20)
+            for where, runs in ((tmp_path / "machine0", stored_run), (cwd, cwd / "runs"))]
     games = [pd.read_csv(o / "games.csv").drop(columns=["started_at", "ended_at"]) for o in outs]
     pd.testing.assert_frame_equal(games[0], games[1])
     for sub in ("inputlogs", "teams"):

@@ -1,7 +1,7 @@
 """What a run prints: its progress bar while it plays, and its closing summary table, for bot and LLM runs.
 
-Real runs through the command line (a subprocess, the pinned server it starts itself); the LLM is the
-local fake OpenAI-compatible server (pokebench.llm.fake_server).
+Real runs through the command line (a subprocess: on the worker's server when it ends normally, else on the
+pinned server it starts itself); the LLM is the local fake OpenAI-compatible server (pokebench.llm.fake_server).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import pytest
 
 from pokebench.invocation import command_prefix, module_command
 from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy
+from pokebench.showdown.server import LocalShowdown
 
+from support.existing_server import on_server
 from support.games import REPO_DIR
 from support.processes import started, wait_for
 
@@ -30,9 +32,13 @@ SECRET = "fake-api-key-NEVER-STORED-23"
 INTERVAL = r"-?\d+ to -?\d+"
 
 
-def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pokebench", *args], cwd=tmp_path, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO_DIR), **(env or {})), timeout=600)
+def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
+            server: LocalShowdown | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m pokebench ARGS` in `tmp_path`; on `server` (the worker's, already running) if given."""
+    extra, server_env = on_server(server) if server is not None else ([], {})
+    return subprocess.run([sys.executable, "-m", "pokebench", *args, *extra], cwd=tmp_path, capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(REPO_DIR), **(env or {}), **server_env),
+                          timeout=600)
 
 
 def leaderboard(stdout: str) -> dict[str, str]:
@@ -45,8 +51,8 @@ def leaderboard(stdout: str) -> dict[str, str]:
     return rows
 
 
-def test_a_bot_run_ends_with_a_summary_table(tmp_path: Path) -> None:
-    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false", "server.sim_processes=1")
+def test_a_bot_run_ends_with_a_summary_table(showdown, tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false", server=showdown)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Run 'bots-smoke': 6 game(s) played now; 6 of 6 stored in all." in proc.stdout
     assert "Leaderboard: (Elo with max-damage at 1000)" in proc.stdout
@@ -71,11 +77,11 @@ def slow_api():
         yield server
 
 
-def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and_rates(tmp_path, slow_api):
-    proc = run_cli(tmp_path, "+run=llm-smoke", "publish=false", "server.sim_processes=1", "turn_limit=8",
+def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and_rates(showdown, tmp_path, slow_api):
+    proc = run_cli(tmp_path, "+run=llm-smoke", "publish=false", "turn_limit=8",
                    "players.local.model.prices.input=3", "players.local.model.prices.output=15",
                    env={"POKEBENCH_BASE_URL": slow_api.base_url, "POKEBENCH_API_KEY": SECRET,
-                        "POKEBENCH_PROGRESS_EVERY": "0.5"})  # not a terminal: a line every half second
+                        "POKEBENCH_PROGRESS_EVERY": "0.5"}, server=showdown)  # not a terminal: a line every 0.5 s
     assert proc.returncode == 0, proc.stderr[-3000:]
     # the bar's text moves with the answers while no game has finished yet
     before_first_game = re.findall(r" 0/2 \[[^\]]*?(\d+) answers · \$([\d.]+) · (\d+k?) in", proc.stderr)
@@ -91,10 +97,10 @@ def test_an_llm_run_shows_answers_as_they_arrive_and_ends_with_elo_intervals_and
     assert SECRET not in proc.stdout + proc.stderr
 
 
-def test_progress_written_to_a_file_is_a_few_plain_lines(tmp_path: Path) -> None:
+def test_progress_written_to_a_file_is_a_few_plain_lines(showdown, tmp_path: Path) -> None:
     """Not a terminal (a file, a pipe, CI's log): no redraws, a plain line at most every 30 s and one at the end."""
     started_at = time.monotonic()
-    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=4", "publish=false", "server.sim_processes=1")
+    proc = run_cli(tmp_path, "+run=bots-smoke", "pairs=4", "publish=false", server=showdown)
     elapsed = time.monotonic() - started_at
     assert proc.returncode == 0, proc.stderr[-3000:]
     # (text mode reads a carriage return as a line end: each redraw of the old bar counted as a line)
@@ -114,10 +120,10 @@ def test_a_run_refused_at_pre_flight_leaves_no_lock_file(tmp_path: Path) -> None
     assert not (tmp_path / "runs" / "llm-smoke").exists()  # nothing stored, no lock file, no folder
 
 
-def test_a_continual_harness_run_counts_on_one_bar_across_its_epochs(tmp_path, slow_api):
+def test_a_continual_harness_run_counts_on_one_bar_across_its_epochs(showdown, tmp_path, slow_api):
     """Three epochs of one pair each: one bar whose tally and answers run on from epoch to epoch."""
     proc = run_cli(tmp_path, "+run=ch-smoke", "matchups=[[ch-local,max-damage]]", "publish=false",
-                   "server.sim_processes=1", "turn_limit=4", env={"POKEBENCH_BASE_URL": slow_api.base_url})
+                   "turn_limit=4", env={"POKEBENCH_BASE_URL": slow_api.base_url}, server=showdown)
     assert proc.returncode == 0, proc.stderr[-3000:]
     bars = [line for line in re.split(r"[\r\n]", proc.stderr) if line.startswith("ch-smoke:")]
     done = [int(m.group(1)) for line in bars if (m := re.search(r" (\d)/6 \[", line))]

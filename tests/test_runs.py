@@ -13,20 +13,26 @@ from pathlib import Path
 
 import pytest
 
+from support.existing_server import on_server
 from support.games import REPO_DIR
 from support.published import assert_same_games
+from support.stored_run import copy_of
 from support.synthetic_runs import make_run
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.results.store import RunStore
+from pokebench.showdown.server import LocalShowdown
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
 SMOKE_PLAYERS = ["random", "max-damage", "heuristic"]
 
 
-def pokebench(cwd: Path, *overrides: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
-    proc = subprocess.run([sys.executable, "-m", "pokebench", *overrides], cwd=cwd, env=env,
+def pokebench(cwd: Path, *overrides: str, check: bool = True, server: LocalShowdown | None = None
+              ) -> subprocess.CompletedProcess[str]:
+    """`python -m pokebench` in `cwd`; on `server` (the worker's, already running) if given, else on its own."""
+    extra, server_env = on_server(server) if server is not None else ([], {})
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), **server_env)
+    proc = subprocess.run([sys.executable, "-m", "pokebench", *overrides, *extra], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     if check:
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -41,8 +47,8 @@ def planned(name: str, pairs: int, seed_text: str = "pokebench-2026"):
     return build_schedule(name, seed_text, pairs, expand_matchups(SMOKE_PLAYERS, "all"))
 
 
-def test_a_run_plays_exactly_the_planned_games_and_a_rerun_plays_none(tmp_path):
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false")
+def test_a_run_plays_exactly_the_planned_games_and_a_rerun_plays_none(stored_run, tmp_path):
+    copy_of(stored_run, tmp_path)  # the session's bots-smoke run, pairs=1: this test reruns it
     with store_of(tmp_path, "bots-smoke") as store:
         games = store.games()
     specs = {s.game_id: s for s in planned("bots-smoke", 1)}
@@ -58,7 +64,7 @@ def test_a_run_plays_exactly_the_planned_games_and_a_rerun_plays_none(tmp_path):
     assert again.equals(games)  # nothing replayed, nothing added
 
 
-def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(tmp_path):
+def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(showdown, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
     proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -71,25 +77,26 @@ def test_a_run_killed_with_sigkill_resumes_to_exactly_the_planned_games(tmp_path
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 4 <= done < 18, f"the kill came too late or too early ({done} games)"
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false")
+    # resumed on the worker's server (the killed run's own server exited with it)
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false", server=showdown)
     with store_of(tmp_path, "bots-smoke") as store:
         ids = list(store.games().game_id)
     assert sorted(ids) == sorted(s.game_id for s in planned("bots-smoke", 3))
 
 
-def test_two_runs_of_the_same_bots_under_different_names_play_identical_games(tmp_path):
-    for name in ("first", "second"):
-        pokebench(tmp_path, "+run=bots-smoke", "pairs=1", f"name={name}", "publish=false")
-    with store_of(tmp_path, "first") as a, store_of(tmp_path, "second") as b:
+def test_two_runs_of_the_same_bots_under_different_names_play_identical_games(stored_run, showdown, tmp_path):
+    copy_of(stored_run, tmp_path)  # the first: the session's run, named bots-smoke
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "name=second", "publish=false", server=showdown)
+    with store_of(tmp_path, "bots-smoke") as a, store_of(tmp_path, "second") as b:
         ids = sorted(a.done_game_ids())
         assert ids == sorted(b.done_game_ids()) and len(ids) == 6
         for game_id in ids:
             assert a.record(game_id)["input_log"] == b.record(game_id)["input_log"], game_id
 
 
-def test_a_user_bot_is_one_class_and_one_yaml_file(tmp_path):
+def test_a_user_bot_is_one_class_and_one_yaml_file(showdown, tmp_path):
     pokebench(tmp_path, "+run=bots-smoke", "+player@players.example=example", "matchups=[[example,random]]",
-              "pairs=1", "name=example", "publish=false")
+              "pairs=1", "name=example", "publish=false", server=showdown)
     with store_of(tmp_path, "example") as store:
         games = store.games()
     assert len(games) == 2 and set(games.p1) == {"example", "random"}
@@ -114,8 +121,8 @@ def test_bad_input_is_a_clear_error_before_any_game(tmp_path, overrides, message
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("store.sqlite"))
 
 
-def test_a_run_folder_from_another_config_is_refused_and_left_untouched(tmp_path):
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=1", "publish=false")
+def test_a_run_folder_from_another_config_is_refused_and_left_untouched(stored_run, tmp_path):
+    copy_of(stored_run, tmp_path)  # a real bots-smoke run, pairs=1
     db = tmp_path / "runs" / "bots-smoke" / "store.sqlite"
     with store_of(tmp_path, "bots-smoke") as store:
         before = store.games()
@@ -127,11 +134,13 @@ def test_a_run_folder_from_another_config_is_refused_and_left_untouched(tmp_path
     assert db.exists()
 
 
-def test_a_player_crash_is_a_recorded_harness_error_and_the_game_is_replayed_in_the_same_start(tmp_path):
+def test_a_player_crash_is_a_recorded_harness_error_and_the_game_is_replayed_in_the_same_start(showdown, tmp_path):
     marker = tmp_path / "crashed"
-    env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}", CRASH_MARKER=str(marker))
+    overrides, server_env = on_server(showdown)  # the harness voids the crashed game: the server is fine
+    env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}", CRASH_MARKER=str(marker),
+               **server_env)
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false", "name=crash",
-            "+players.crashy._target_=support.crashing_bots.CrashOnceBot", "matchups=[[crashy,random]]"]
+            "+players.crashy._target_=support.crashing_bots.CrashOnceBot", "matchups=[[crashy,random]]", *overrides]
     first = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr[-2000:]
     assert "Retry round 1 of 3" in first.stdout + first.stderr
@@ -143,10 +152,12 @@ def test_a_player_crash_is_a_recorded_harness_error_and_the_game_is_replayed_in_
         assert crashed_game in store.done_game_ids() and len(store.games()) == 2
 
 
-def test_harness_errors_that_persist_end_the_run_non_zero_after_the_retry_rounds(tmp_path):
-    env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}")
+def test_harness_errors_that_persist_end_the_run_non_zero_after_the_retry_rounds(showdown, tmp_path):
+    overrides, server_env = on_server(showdown)
+    env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{REPO_DIR / 'tests'}", **server_env)
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=1", "publish=false", "name=always",
-            "+players.crashy._target_=support.crashing_bots.AlwaysCrashBot", "matchups=[[crashy,random]]", "retry_rounds=1"]
+            "+players.crashy._target_=support.crashing_bots.AlwaysCrashBot", "matchups=[[crashy,random]]", "retry_rounds=1",
+            *overrides]
     proc = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "2 game(s) of run 'always' still ended in harness errors after 1 retry" in proc.stderr
     with store_of(tmp_path, "always") as store:
@@ -154,7 +165,7 @@ def test_harness_errors_that_persist_end_the_run_non_zero_after_the_retry_rounds
 
 
 @pytest.mark.slow  # 18 to 24 real games
-def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(tmp_path):
+def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(showdown, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false"]
     restore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731 (CI shells may ignore it)
@@ -170,7 +181,7 @@ def test_ctrl_c_stops_the_run_and_its_server_and_the_run_resumes(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Interrupted" in stderr and "Traceback" not in stderr
     assert not [pid for pid in children if Path(f"/proc/{pid}").exists()], "the server outlived the run"
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false")
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=3", "concurrency=2", "publish=false", server=showdown)  # resumed
     with store_of(tmp_path, "bots-smoke") as store:
         assert sorted(store.done_game_ids()) == sorted(s.game_id for s in planned("bots-smoke", 3))
 
@@ -190,8 +201,8 @@ def _parent(proc_dir: Path) -> int:
 
 
 @pytest.mark.slow  # 18 to 24 real games
-def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_path):
-    pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=3")  # Hydra's multirun, one job per shard
+def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(showdown, tmp_path):
+    pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=3", server=showdown)  # Hydra's multirun, one job per shard
     run_dir = tmp_path / "runs" / "bots-smoke"
     with RunStore.open_existing(run_dir / "shard-0-of-2.sqlite") as a, \
             RunStore.open_existing(run_dir / "shard-1-of-2.sqlite") as b:
@@ -208,7 +219,7 @@ def test_shards_play_disjoint_parts_that_publish_merges_and_no_game_twice(tmp_pa
     assert bad.returncode == 2 and "'shard' must look like I/N with 0 <= I < N" in bad.stderr
 
 
-def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_them_all(tmp_path):
+def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_them_all(showdown, tmp_path):
     runs, matchups = tmp_path / "runs", expand_matchups(SMOKE_PLAYERS, "all")
     made = {"run": "bots-smoke", "seed_text": "pokebench-2026", "players": SMOKE_PLAYERS, "pairs": 2,
             "store": "shard-1-of-2.sqlite"}
@@ -216,7 +227,7 @@ def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_t
     make_run(runs, "bots-smoke", matchups=matchups[:1], only_pairs=[2], **made)  # and 2 games of shard 0's part
     with RunStore.open_existing(runs / "bots-smoke" / "shard-1-of-2.sqlite") as other:
         elsewhere = other.done_game_ids()
-    out = pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "shard=0/2", "publish=false").stdout
+    out = pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "shard=0/2", "publish=false", server=showdown).stdout
     with RunStore.open_existing(runs / "bots-smoke" / "shard-0-of-2.sqlite") as own:
         played = own.done_game_ids()
     assert len(played) == 4 and not played & elsewhere  # no game played twice
@@ -226,8 +237,8 @@ def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_t
 
 
 @pytest.mark.slow  # 18 to 24 real games
-def test_a_two_shard_run_merges_to_the_same_games_and_ratings_as_the_unsharded_run(tmp_path):
-    pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=2", "name=split")
-    pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "name=whole")
+def test_a_two_shard_run_merges_to_the_same_games_and_ratings_as_the_unsharded_run(showdown, tmp_path):
+    pokebench(tmp_path, "-m", "+run=bots-smoke", "shard=0/2,1/2", "pairs=2", "name=split", server=showdown)
+    pokebench(tmp_path, "+run=bots-smoke", "pairs=2", "name=whole", server=showdown)
     site = tmp_path / "data" / "site"
     assert_same_games(site / "split", site / "whole", games=12)  # the same games, byte-identical input logs

@@ -69,13 +69,20 @@ class User:
             line.startswith("|updateuser|") and line.split("|")[2].strip().lower() == name.lower()))
 
 
+def _environment(pid: int) -> bytes | None:
+    """The environment of process `pid`; None if it has exited since it was listed (a short-lived child)."""
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def test_the_showdown_processes_get_no_api_key_from_the_harness_environment(monkeypatch, tmp_path):
     for name, value in PLANTED.items():
         monkeypatch.setenv(name, value)
     with LocalShowdown(sim_processes=2, log_path=tmp_path / "showdown.log") as server:
         pids = [server.process.pid, *descendants(server.process.pid)]
-        environments = {pid: Path(f"/proc/{pid}/environ").read_bytes() for pid in pids
-                        if Path(f"/proc/{pid}/environ").exists()}
+        environments = {pid: env for pid in pids if (env := _environment(pid)) is not None}
     assert len(environments) >= 4  # the server, two simulators, the validator
     for pid, env in environments.items():
         for name, value in PLANTED.items():

@@ -21,6 +21,7 @@ from pokebench.paths import conf_dir
 from pokebench.play.plan import ConfigError, plan_run
 from pokebench.play.sequential import SequentialConfig, SequentialError, run_sequential
 from pokebench.results.ratings import fit_ratings, with_luck
+from support.existing_server import on_server
 from support.games import REPO_DIR
 
 ELO = {"max-damage": 1000.0, "random": 700.0, "heuristic": 1150.0, "llm": 1250.0}
@@ -197,10 +198,11 @@ def test_the_adjusted_interval_needs_the_luck_and_a_run_refuses_it_until_it_can_
 
 
 @pytest.mark.server
-def test_a_real_sequential_run_records_why_it_stopped_and_repeats(tmp_path: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+def test_a_real_sequential_run_records_why_it_stopped_and_repeats(showdown, tmp_path: Path) -> None:
+    overrides, server_env = on_server(showdown)  # both runs on the worker's server
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), **server_env)
     args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "publish=false", "sequential.target_width=1500",
-            "sequential.max_pairs=6", "sequential.batch=1", "sequential.players=[heuristic]"]
+            "sequential.max_pairs=6", "sequential.batch=1", "sequential.players=[heuristic]", *overrides]
     for name in ("first", "second"):
         proc = subprocess.run([*args, f"name={name}"], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=600)

@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from support.existing_server import on_server
 from support.games import REPO_DIR
 from pokebench.llm.client import PREFLIGHT_QUESTION, ModelConfig
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
 from pokebench.players.continual.refiner import REFINER_MARKER
+from pokebench.showdown.server import LocalShowdown
 
 PRICES = "{input:3,cached_input:0.3,output:15}"
 ADVISOR = "an advisor to an AI player"
@@ -79,9 +81,11 @@ class Script:
                 "not a list", []][number - 1]
 
 
-def pokebench(cwd: Path, api: LocalOpenAI, *args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url)
-    return subprocess.Popen([sys.executable, "-m", "pokebench", *args], cwd=cwd, env=env, text=True,
+def pokebench(cwd: Path, api: LocalOpenAI, *args: str, server: LocalShowdown | None = None) -> subprocess.Popen[str]:
+    """`python -m pokebench ARGS` with its models on `api`; on `server` (the worker's, running) if given."""
+    extra, server_env = on_server(server) if server is not None else ([], {})
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, **server_env)
+    return subprocess.Popen([sys.executable, "-m", "pokebench", *args, *extra], cwd=cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
