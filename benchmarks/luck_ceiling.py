@@ -29,11 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from luck_validation import measure, pair_frame  # benchmarks/ is the script's folder: on sys.path
-from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.luck_rows import luck_settings, read_luck
-from pokebench.analysis.settings import engine_version
-from pokebench.results.loading import load_runs
+from luck_validation import cached_luck, pair_frame, stored, value_missing  # benchmarks/: the script's folder, on sys.path
 
 SEED_TEXT = "pokebench-luck-ceiling"
 RUN = "luck-ceiling"
@@ -108,16 +104,9 @@ def main() -> None:
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     play(args.runs_dir, args.teams, args.repeats)
-    with load_runs([RUN], args.runs_dir) as data:
-        games = data.games.copy()
-        logs = {str(u): list(data.record(str(u))["input_log"]) for u in games["uid"]}
-    done = {e["uid"] for e in read_entries(luck_path(args.runs_dir / RUN), engine_version(), luck_settings(),
-                                           key=game_key)}
-    missing = [(uid, log) for uid, log in logs.items() if uid not in done]
-    if missing:
-        measure(args.runs_dir / RUN, games, missing, args.workers)
-    with load_runs([RUN], args.runs_dir) as data:
-        luck, _ = read_luck(data.run_dirs, games)
+    games, logs = stored(args.runs_dir, RUN)
+    value_missing(args.runs_dir, RUN, games, logs, args.workers)
+    luck = cached_luck(args.runs_dir, RUN, games)
     report(pair_frame(games, luck), args.repeats)
 
 

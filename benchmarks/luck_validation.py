@@ -182,6 +182,27 @@ def measure(run_dir: Path, games: pd.DataFrame, logs: list[tuple[str, list[str]]
           f"for the replay's Python side (the simulator's Node process not counted)")
 
 
+def stored(runs_dir: Path, run: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """The run's games (games.csv's frame) and each one's input log by uid."""
+    with load_runs([run], runs_dir) as data:
+        games = data.games.copy()
+        return games, {str(u): list(data.record(str(u))["input_log"]) for u in games["uid"]}
+
+
+def value_missing(runs_dir: Path, run: str, games: pd.DataFrame, logs: dict[str, list[str]], workers: int) -> None:
+    """Measure (:func:`measure`) the luck of the games not yet in the run's luck cache."""
+    done = {e["uid"] for e in read_entries(luck_path(runs_dir / run), engine_version(), luck_settings(), key=game_key)}
+    missing = [(uid, log) for uid, log in logs.items() if uid not in done]
+    if missing:
+        measure(runs_dir / run, games, missing, workers)
+
+
+def cached_luck(runs_dir: Path, run: str, games: pd.DataFrame) -> pd.DataFrame:
+    """luck.csv's rows of the games, from the run's cache."""
+    with load_runs([run], runs_dir) as data:
+        return read_luck(data.run_dirs, games)[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs-dir", type=Path, default=Path("/tmp/pb-luck/runs"))
@@ -200,19 +221,12 @@ def main() -> None:
         play(args.runs_dir, args.run, args.pairs, args.matchups)
     if args.fresh:
         luck_path(args.runs_dir / args.run).unlink(missing_ok=True)
-    with load_runs([args.run], args.runs_dir) as data:
-        games = data.games.copy()
-        logs = {str(u): list(data.record(str(u))["input_log"]) for u in games["uid"]}
-    done = {e["uid"] for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(), luck_settings(),
-                                           key=game_key)}
-    missing = [(uid, logs[uid]) for uid in logs if uid not in done]
-    if missing and not args.figures_only:
-        measure(args.runs_dir / args.run, games, missing, args.workers)
+    games, logs = stored(args.runs_dir, args.run)
     if not args.figures_only:
+        value_missing(args.runs_dir, args.run, games, logs, args.workers)
         report = analyse_runs([args.run], args.runs_dir, workers=args.workers, progress=False, quality=False)
         print(f"pokebench analyse --no-quality afterwards: {report.luck_games} games valued (0: the cache was complete)")
-    with load_runs([args.run], args.runs_dir) as data:
-        luck, _ = read_luck(data.run_dirs, games)
+    luck = cached_luck(args.runs_dir, args.run, games)
     entries = {e["uid"]: e for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(),
                                                  luck_settings(), key=game_key)}
     sample = [(uid, log) for uid, log in logs.items() if uid in entries][:10]
