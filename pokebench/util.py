@@ -10,7 +10,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["utc_now", "atomic_write_text", "lock_file", "usable_cpus", "is_secret", "MIN_SECRET_CHARS"]
+__all__ = ["utc_now", "atomic_write_text", "lock_file", "usable_cpus", "is_secret", "MIN_SECRET_CHARS", "parse_shard"]
 
 #: A shorter value is not blanked out as a secret: a one-letter "key" would maim every word it is in.
 MIN_SECRET_CHARS = 8
@@ -83,3 +83,15 @@ def lock_file(path: Path, mode: int) -> int | None:
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity: a SLURM job's ``-c``, a ``taskset``), not the machine's."""
     return max(1, len(os.sched_getaffinity(0)))
+
+
+def parse_shard(value: object) -> tuple[int, int]:
+    """``"I/N"`` -> (I, N) with 0 <= I < N (a run's ``shard=I/N``, ``pokebench analyse --shard I/N``); a
+    ValueError that shows the form otherwise."""
+    try:
+        index, count = (int(part) for part in str(value).split("/"))
+    except ValueError:
+        index = count = -1
+    if not 0 <= index < count:
+        raise ValueError(f"a shard looks like I/N with 0 <= I < N (e.g. 0/4), not {value!r}")
+    return index, count

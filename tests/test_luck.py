@@ -19,8 +19,9 @@ from support.stored_run import NAME as RUN, copy_of
 pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make setup` builds it")
 
 from pokebench.analysis.analyse import analyse_runs  # noqa: E402
-from pokebench.analysis.cache import game_key, luck_path, read_entries  # noqa: E402
+from pokebench.analysis.cache import cache_path, game_key, luck_path, read_entries  # noqa: E402
 from pokebench.analysis.luck import EVENTS, MoveTurn, game_luck, move_turns, turn_luck, turn_outcomes  # noqa: E402
+from pokebench.analysis.settings import Settings  # noqa: E402
 from pokebench.analysis.luck_rows import LUCK_COLUMNS, LUCK_TURN_COLUMNS, luck_rows, read_luck  # noqa: E402
 from pokebench.analysis.value import load_value_model  # noqa: E402
 from pokebench.engine import from_showdown  # noqa: E402
@@ -166,3 +167,36 @@ def test_analyse_caches_the_luck_and_publish_writes_adjusted_scores(run_dir, tmp
     assert len(loaded.luck) == 6 and len(loaded.luck_turns) == len(turns)
     frame, _ = read_luck([run_dir / RUN], games.reset_index())
     assert list(frame["uid"]) == list(luck["uid"])
+
+
+def test_an_analysis_in_shards_analyses_each_game_once_into_files_read_as_the_whole_analysis(
+        stored_run: Path, tmp_path: Path) -> None:
+    """`analyse --shard I/N` (the cluster recipes): the shards' games are disjoint and cover the run, each shard
+    writes only its own cache files, the caches read back hold the luck of the unsharded analysis (the luck has no
+    search: the same values) and every decision once, and an unsharded analysis afterwards has nothing left."""
+    settings = Settings(iterations=20, samples=1)  # the decision caches' keys are checked here, not the searches
+    whole, split = (copy_of(stored_run, tmp_path / name) for name in ("whole", "split"))
+    analyse_runs([RUN], whole, settings, workers=2, progress=False)
+    reports = [analyse_runs([RUN], split, settings, workers=2, progress=False, shard=(i, 2)) for i in range(2)]
+    assert [r.games for r in reports] == [6, 6] and sum(r.shard_games for r in reports) == 6
+    assert all(r.luck_games == r.shard_games == r.searched_games for r in reports)
+    assert min(r.shard_games for r in reports) > 0, "a shard with no game: the split is not tested"
+    run = split / RUN
+    assert not luck_path(run).exists() and not cache_path(run).exists()
+    shard_uids = [{e["uid"] for e in read_entries(luck_path(run, (i, 2)), key=game_key)} for i in range(2)]
+    assert not shard_uids[0] & shard_uids[1]
+    for i in range(2):  # each shard's decisions are its own games'
+        assert {e["uid"] for e in read_entries(cache_path(run, (i, 2)))} == shard_uids[i]
+
+    def luck_of(runs: Path) -> dict[str, dict]:
+        return {e["uid"]: e for e in read_entries(luck_path(runs / RUN), key=game_key)}
+
+    assert luck_of(split) == luck_of(whole) and len(luck_of(whole)) == 6
+
+    def decisions_of(runs: Path) -> list[tuple[str, int]]:
+        return sorted((e["uid"], e["index"]) for e in read_entries(cache_path(runs / RUN)))
+
+    assert decisions_of(split) == decisions_of(whole)
+    assert len(decisions_of(whole)) == len(set(decisions_of(whole))) > 100
+    after = analyse_runs([RUN], split, settings, workers=2, progress=False)
+    assert (after.searched_games, after.luck_games) == (0, 0)

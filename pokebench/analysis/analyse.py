@@ -11,6 +11,11 @@ Games already in a cache for this engine version and these settings (for the luc
 function) are not analysed again; ``--no-quality`` / ``--no-luck`` skip either analysis.
 ``--spread N`` searches N of the decisions a second time (chosen by their keys' hashes, the same
 every time): the run-to-run spread of the scores.
+
+``--shard I/N`` analyses only the games whose uid, read as a number, is I modulo N (the same games in every
+start, however many the runs hold then), into cache files of the shard's own
+(:mod:`pokebench.analysis.cache`): N jobs on N nodes analyse a run between them, a job stopped and started
+again goes on where it stopped, and what reads the caches (publish, a later ``analyse``) reads them as one.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pokebench.analysis.settings import Settings, engine_version
 from pokebench.engine.check import EngineUnavailable
 from pokebench.paths import RUNS_DIR
 from pokebench.results.loading import PublishError, load_runs
+from pokebench.util import parse_shard
 
 __all__ = ["analyse_runs", "AnalysisReport", "main"]
 
@@ -47,6 +53,7 @@ class AnalysisReport:
     seconds: float  # wall time of the searches
     luck_games: int = 0  # games whose luck was measured now
     luck_turns: int = 0  # move turns valued now (their luck)
+    shard_games: int | None = None  # with a shard: the games of the runs that are this shard's
 
     @property
     def seconds_per_decision(self) -> float:
@@ -125,11 +132,16 @@ def _spread_sample(entries: list[dict[str, Any]], count: int) -> list[dict[str, 
     return searched[:count]
 
 
+def in_shard(uid: str, shard: tuple[int, int] | None) -> bool:
+    """Whether the game `uid` (a SHA-256 in hex) is shard (I, N)'s: its number is I modulo N (every game when None)."""
+    return shard is None or int(uid, 16) % shard[1] == shard[0]
+
+
 def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings: Settings = Settings(),
                  workers: int = 2, spread: int = 0, progress: bool = True, quality: bool = True,
-                 luck: bool = True) -> AnalysisReport:
-    """Search every decision (`quality`) and measure every turn's luck (`luck`) of the runs' games not yet in
-    their caches; see the module docstring."""
+                 luck: bool = True, shard: tuple[int, int] | None = None) -> AnalysisReport:
+    """Search every decision (`quality`) and measure every turn's luck (`luck`) of the runs' games (of `shard`
+    (I, N) alone, when given) not yet in their caches; see the module docstring."""
     from pokebench.engine.check import check_engine
 
     check_engine()  # a Gen 4 build, or none: a clear error with the command that builds the right one
@@ -143,7 +155,8 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
                 cached.setdefault(entry["uid"], []).append(entry)
             lucky |= {e["uid"] for e in read_entries(luck_path(runs_dir / run), engine, luck_settings(), key=game_key)}
         tasks = []
-        for game in data.games.to_dict("records"):
+        games = [g for g in data.games.to_dict("records") if in_shard(str(g["uid"]), shard)]
+        for game in games:
             uid = str(game["uid"])
             mine = [e for e in cached.get(uid, []) if e.get("repeat", 0) == 0]
             search = quality and not _complete(mine)
@@ -152,10 +165,10 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
                 tasks.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
                                    list(data.record(uid).get("input_log") or []), settings,
                                    None if search else frozenset(), 0, measure))
-        records = {str(g["uid"]): g for g in data.games.to_dict("records")}
+        records = {str(g["uid"]): g for g in games}
         logs = {task.uid: task.input_log for task in tasks}
         started = time.perf_counter()
-        decisions, luck_games, luck_turns = _run(tasks, runs_dir, workers, progress, "analyse")
+        decisions, luck_games, luck_turns = _run(tasks, runs_dir, workers, progress, "analyse", shard)
         repeats = 0
         if spread:
             every = [e for uid in records for e in read_entries(cache_path(runs_dir / str(records[uid]["run"])),
@@ -171,15 +184,16 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
                 log = logs.get(uid) or list(data.record(uid).get("input_log") or [])
                 again.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
                                    log, settings, frozenset(indices), 1))
-            repeats = _run(again, runs_dir, workers, progress, "spread")[0]
+            repeats = _run(again, runs_dir, workers, progress, "spread", shard)[0]
         seconds = time.perf_counter() - started
         return AnalysisReport(len(data.games), sum(t.indices != frozenset() for t in tasks), decisions, repeats,
-                              seconds, luck_games, luck_turns)
+                              seconds, luck_games, luck_turns, None if shard is None else len(games))
 
 
-def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label: str) -> tuple[int, int, int]:
-    """Run the tasks in `workers` processes, appending each game's entries to its run's caches; the decisions
-    searched, the games and the turns whose luck was measured."""
+def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label: str,
+         shard: tuple[int, int] | None) -> tuple[int, int, int]:
+    """Run the tasks in `workers` processes, appending each game's entries to its run's caches (`shard`'s files,
+    when given); the decisions searched, the games and the turns whose luck was measured."""
     if not tasks:
         return 0, 0, 0
     done = games = turns = 0
@@ -189,9 +203,9 @@ def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label
         for results in pool.imap_unordered(_work, _chunks(tasks)):
             for entries, luck in results:
                 if entries:
-                    append_entries(cache_path(runs_dir / entries[0]["run"]), entries)
+                    append_entries(cache_path(runs_dir / entries[0]["run"], shard), entries)
                 if luck is not None:
-                    append_entries(luck_path(runs_dir / luck["run"]), [luck])
+                    append_entries(luck_path(runs_dir / luck["run"], shard), [luck])
                     games += 1
                     turns += len(luck["turns"])
                 done += len(entries)
@@ -199,6 +213,13 @@ def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label
             bar.set_postfix(decisions=done, turns=turns)
     bar.close()
     return done, games, turns
+
+
+def _shard(value: str) -> tuple[int, int]:
+    try:
+        return parse_shard(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,7 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "the engine, blunders), from full information and from the player's own information, and "
                     "measure the luck of every turn (luck-adjusted scores). Cached in runs/NAME/"
                     "decision_quality.jsonl and runs/NAME/luck.jsonl; publish reads them.",
-        epilog="Example:\n  pokebench analyse bots-smoke --workers 2\n  pokebench-publish bots-smoke\n",
+        epilog="Example:\n  pokebench analyse bots-smoke --workers 2\n  pokebench-publish bots-smoke\n"
+               "In 4 jobs (one per node; the README's SLURM and Ray recipes):\n"
+               "  pokebench analyse bots-smoke --shard 0/4   # ... --shard 3/4, then publish once\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run names (folders of --runs-dir)")
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="where the runs are (default: runs)")
@@ -220,6 +243,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
     parser.add_argument("--spread", type=int, default=0, metavar="N",
                         help="search N decisions a second time: the run-to-run spread (default: 0)")
+    parser.add_argument("--shard", type=_shard, metavar="I/N",
+                        help="analyse only shard I of N of the games (N jobs analyse a run between them, each into "
+                             "cache files of its own; publish reads them as one). --spread N then searches N "
+                             "decisions per shard")
     parser.add_argument("--no-quality", action="store_true", help="skip the decision scores (the luck alone)")
     parser.add_argument("--no-luck", action="store_true", help="skip the luck (the decision scores alone)")
     args = parser.parse_args(argv)
@@ -231,11 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--iterations, --samples and --workers must be 1 or more, --spread 0 or more")
     try:
         report = analyse_runs(args.runs, args.runs_dir, Settings(args.iterations, args.samples), args.workers,
-                              args.spread, quality=not args.no_quality, luck=not args.no_luck)
+                              args.spread, quality=not args.no_quality, luck=not args.no_luck, shard=args.shard)
     except (PublishError, EngineUnavailable) as err:
         print(f"analyse: error: {err}", file=sys.stderr)
         return 2
-    print(f"Analysed {report.games} games: {report.searched_games} searched now ({report.decisions} decisions, "
+    games = f"{report.games} games" if args.shard is None else (
+        f"shard {args.shard[0]}/{args.shard[1]}: {report.shard_games} of {report.games} games")
+    print(f"Analysed {games}: {report.searched_games} searched now ({report.decisions} decisions, "
           f"{report.repeats} searched twice) in {report.seconds:.1f} s "
           f"({report.seconds_per_decision:.3f} s per decision); luck of {report.luck_games} games measured now "
           f"({report.luck_turns} turns).")

@@ -7,6 +7,12 @@ Lines are appended as games finish, so an interrupted analysis keeps what it sea
 cut short by a kill is skipped on reading. Lines of another engine version or other settings
 stay in the file and are not used. The luck of the games (``runs/NAME/luck.jsonl``, one line per
 game: :mod:`pokebench.analysis.luck`) is kept the same way, keyed by game (:func:`game_key`).
+
+An analysis split into shards (``pokebench analyse NAME --shard I/N``, one per node or job) writes files of its
+own beside them, ``decision_quality.shard-I-of-N.jsonl`` and ``luck.shard-I-of-N.jsonl``: no two processes append
+to one file (appends from several nodes to one file on a network file system can interleave). Reading a cache
+reads the run's file and every shard's file as one (:func:`cache_files`); the last entry of a key wins, so a
+decision searched by two shards counts once.
 """
 
 from __future__ import annotations
@@ -15,19 +21,34 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
-__all__ = ["CACHE_FILE", "LUCK_FILE", "cache_path", "luck_path", "entry_key", "game_key", "read_entries",
+Shard = tuple[int, int]  # (I, N): shard I of N
+
+__all__ = ["CACHE_FILE", "LUCK_FILE", "cache_path", "luck_path", "cache_files", "entry_key", "game_key", "read_entries",
            "append_entries"]
 
 CACHE_FILE = "decision_quality.jsonl"
 LUCK_FILE = "luck.jsonl"
 
 
-def cache_path(run_dir: Path) -> Path:
-    return Path(run_dir) / CACHE_FILE
+def _sharded(path: Path, shard: Shard | None) -> Path:
+    return path if shard is None else path.with_name(f"{path.stem}.shard-{shard[0]}-of-{shard[1]}{path.suffix}")
 
 
-def luck_path(run_dir: Path) -> Path:
-    return Path(run_dir) / LUCK_FILE
+def cache_path(run_dir: Path, shard: Shard | None = None) -> Path:
+    """The decision searches' cache of a run (that shard I of N of an analysis writes, when given)."""
+    return _sharded(Path(run_dir) / CACHE_FILE, shard)
+
+
+def luck_path(run_dir: Path, shard: Shard | None = None) -> Path:
+    """The luck's cache of a run (that shard I of N of an analysis writes, when given)."""
+    return _sharded(Path(run_dir) / LUCK_FILE, shard)
+
+
+def cache_files(path: Path) -> list[Path]:
+    """A cache (:func:`cache_path`, :func:`luck_path`) as it is read: its file and its shards' files, those that
+    exist, the shards' in order."""
+    path = Path(path)
+    return ([path] if path.is_file() else []) + sorted(path.parent.glob(f"{path.stem}.shard-*-of-*{path.suffix}"))
 
 
 def entry_key(uid: str, index: int, engine: str, settings: str, repeat: int = 0) -> tuple[str, int, str, str, int]:
@@ -45,18 +66,18 @@ def game_key(entry: dict[str, Any]) -> tuple[str, str, str]:
 
 def read_entries(path: Path, engine: str | None = None, settings: str | None = None,
                  key: Callable[[dict[str, Any]], Hashable] = _key_of) -> Iterator[dict[str, Any]]:
-    """The entries of the file (of `engine` and `settings` when given); the last one of each `key`."""
-    if not Path(path).is_file():
-        return
+    """The entries of the cache at `path` with its shards' (:func:`cache_files`), of `engine` and `settings` when
+    given; the last one of each `key`."""
     found: dict[Hashable, dict[str, Any]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:  # the last line of an analysis that was killed while writing it
-                continue
-            if (engine is None or entry.get("engine") == engine) and (settings is None or entry.get("settings") == settings):
-                found[key(entry)] = entry
+    for file in cache_files(path):
+        with open(file, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:  # the last line of an analysis that was killed while writing it
+                    continue
+                if (engine is None or entry.get("engine") == engine) and (settings is None or entry.get("settings") == settings):
+                    found[key(entry)] = entry
     yield from found.values()
 
 

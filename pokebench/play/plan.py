@@ -34,6 +34,7 @@ from pokebench.player.bench_player import with_bench_hooks
 from pokebench.player.hooks import PlayerMaker, Preflight, SupportsFormats
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.server import pinned_version
+from pokebench.util import parse_shard as util_parse_shard
 
 __all__ = ["ConfigError", "RunPlan", "plan_run", "check_format", "available_runs", "player_factory",
            "current_target", "FINGERPRINT_VERSION", "OPERATIONAL_KEYS", "PLAYER_NAME_PATTERN"]
@@ -87,12 +88,9 @@ def parse_shard(value: object) -> tuple[int, int] | None:
     if value is None:
         return None
     try:
-        index, count = (int(part) for part in str(value).split("/"))
+        return util_parse_shard(value)
     except ValueError:
-        index = count = -1
-    if not 0 <= index < count:
-        raise ConfigError(f"'shard' must look like I/N with 0 <= I < N (e.g. shard=0/4), not {value!r}.")
-    return index, count
+        raise ConfigError(f"'shard' must look like I/N with 0 <= I < N (e.g. shard=0/4), not {value!r}.") from None
 
 
 def _positive_int(cfg: DictConfig, key: str, minimum: int = 1) -> int:
