@@ -428,6 +428,14 @@ def test_mean_luck_interval_covers_zero_with_its_expected_width():
     assert ratio.between(0.75, 1.3).all(), ratio
 
 
+def test_luck_figures_do_not_depend_on_the_order_of_the_games():
+    """The same games in another order (a run's shards merged, a store's order) give the same figures: the
+    bootstrap draws pairs by their keys, not by where their games come (it drew by the games' order)."""
+    games = lucky_games(TRUE, pairs_per_matchup=12, seed=27)
+    shuffled = games.sample(frac=1.0, random_state=3)
+    pd.testing.assert_frame_equal(ratings.luck_figures(games), ratings.luck_figures(shuffled), rtol=1e-12)
+
+
 def test_dispersion_gives_the_variance_ratio_over_mirror_pairs():
     games = lucky_games(TRUE, pairs_per_matchup=150, seed=25)
     raw, df = ratings.dispersion(games)

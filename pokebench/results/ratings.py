@@ -430,7 +430,9 @@ def luck_figures(games: pd.DataFrame, n_bootstrap: int = 200, seed: int = 0, ci:
         return out
     i, j, luck = _indices(g.assign(luck_p1=pd.to_numeric(g["luck_p1"])), players, "luck_p1")
     keys = [c for c in ("run", "matchup", "pair") if c in g.columns]
-    unit = g.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    # units numbered in their keys' order, not the games' (the store's, or the merge of a run's shards): the
+    # bootstrap draws the same pairs whatever order the same games come in
+    unit = g.groupby(keys, sort=True, dropna=False).ngroup().to_numpy()
     U, n = int(unit.max()) + 1, len(players)
     sums, counts = np.zeros((U, n)), np.zeros((U, n))
     np.add.at(sums, (unit, i), luck)
