@@ -153,6 +153,11 @@ NOT_RUN: dict[str, str] = {
     "for i in 0 1 2 3 4 5 6 7; do .venv/bin/ray job submit --address http://127.0.0.1:8265 --submission-id "
     "bots-calibration-shard-$i-of-8-try-1 --entrypoint-num-cpus=4 -- .venv/bin/python -m pokebench "
     "+run=bots-calibration pairs=200 shard=$i/8 server.sim_processes=4 concurrency=4 publish=false & done": RAY,
+    "sbatch --array=0-7 --cpus-per-task=4 --wrap '.venv/bin/python -m pokebench analyse bots-calibration --shard "
+    "$SLURM_ARRAY_TASK_ID/8 --workers 4'": SLURM,
+    "for i in 0 1 2 3 4 5 6 7; do .venv/bin/ray job submit --address http://127.0.0.1:8265 --submission-id "
+    "analyse-shard-$i-of-8-try-1 --entrypoint-num-cpus=4 -- .venv/bin/python -m pokebench analyse bots-calibration "
+    "--shard $i/8 --workers 4 & done": RAY,
 }
 
 

@@ -22,3 +22,19 @@ check_merged() {  # check_merged HOST: publish run split, compare it with run wh
 hosts = [x['host'] for x in s.starts()]; assert hosts == [sys.argv[2]] * 2, hosts" runs/split/shard-1-of-2.sqlite "$1"
   echo "shard 1: both attempts in its store's starts (host $1), $attempts server starts in its log"
 }
+
+#: the analysis's small searches in the cluster tests (the shards' cache files are tested, not the searches)
+SEARCHES=(--iterations 20 --samples 1)
+ANALYSE=("${SEARCHES[@]}" --workers 1)
+
+check_analysed() {  # check_analysed: the analysis of run whole (unsharded) published beside split's (sharded)
+  "$PY" -m pokebench analyse whole "${ANALYSE[@]}" >"$D/log/analyse-whole.log" 2>&1
+  local shard
+  for shard in 0 1; do
+    [ -s "runs/split/luck.shard-$shard-of-2.jsonl" ] || { echo "shard $shard of the analysis wrote no luck" >&2; return 1; }
+  done
+  [ ! -e runs/split/luck.jsonl ] || { echo "a shard of the analysis wrote the run's own cache file" >&2; return 1; }
+  "$PY" -m pokebench.cli.publish whole "${SEARCHES[@]}" >"$D/log/publish-whole.log" 2>&1
+  "$PY" -m pokebench.cli.publish split "${SEARCHES[@]}" >"$D/log/publish-analysed.log" 2>&1
+  "$PY" "$REPO/tests/support/published.py" data/site/whole data/site/split --analysed
+}

@@ -8,7 +8,9 @@
 # plays bots-smoke unsharded, then as 2 shards, one `ray job submit` each, `kill -9`s shard 1's
 # PokéBench process mid-run, submits that shard again, checks that every open port is on 127.0.0.1,
 # publishes, and compares the merged result with the unsharded run byte for byte (games, input
-# logs, teams, ratings, head-to-head, pairs). It stops Ray and removes its folder
+# logs, teams, ratings, head-to-head, pairs); then the analysis the same way, a job per shard of
+# `pokebench analyse split --shard I/2`, shard 1 killed mid-way and submitted again, published beside the
+# unsharded analysis (the same luck and adjusted Elo, the same decisions scored). It stops Ray and removes its folder
 # (POKEBENCH_RAY_KEEP=1 keeps it to read the logs).
 #
 # Needs root and `unshare`; elsewhere it says why and exits 0 (skipped).
@@ -97,4 +99,28 @@ wait "$shard_0" || { echo "shard 0's job failed:" >&2; tail -20 "$D/log/shard-0-
 wait "$shard_1" || { echo "shard 1's second job failed:" >&2; tail -20 "$D/log/shard-1-try-2.log" >&2; exit 1; }
 echo "both shards done after $((SECONDS - started)) s"
 check_merged "$(hostname)"
+
+# ---- the analysis of the run, split the same way: `pokebench analyse --shard I/N` as a job each ----------
+analyse() {  # analyse SHARD TRY: shard SHARD of 2 of the analysis as a Ray job, until it ends
+  "$RAY" job submit --address http://127.0.0.1:8265 --submission-id "analyse-shard-$1-of-2-try-$2" \
+    --entrypoint-num-cpus=1 -- "$PY" -m pokebench analyse split --shard "$1/2" "${ANALYSE[@]}"
+}
+started=$SECONDS
+analyse 0 1 >"$D/log/analyse-0-try-1.log" 2>&1 &
+shard_0=$!
+analyse 1 1 >"$D/log/analyse-1-try-1.log" 2>&1 &
+shard_1=$!
+killed="$("$PY" "$REPO/tests/support/kill_when_stored.py" runs/split/decision_quality.shard-1-of-2.jsonl \
+  "^$PY -m pokebench analyse split --shard 1/2" 600)" \
+  || { echo "the analysis's shard 1 could not be killed mid-way:" >&2; tail -20 "$D/log/analyse-1-try-1.log" >&2; exit 1; }
+read -r pid lines <<<"$killed"
+echo "the analysis's shard 1 (pid $pid) had cached $lines decision(s): killed with kill -9"
+first=0; wait "$shard_1" || first=$?
+[ "$first" != 0 ] || { echo "ray job submit did not report the analysis's killed job as failed" >&2; exit 1; }
+analyse 1 2 >"$D/log/analyse-1-try-2.log" 2>&1 \
+  || { echo "the analysis's shard 1 failed when submitted again:" >&2; tail -20 "$D/log/analyse-1-try-2.log" >&2; exit 1; }
+wait "$shard_0" || { echo "the analysis's shard 0 failed:" >&2; tail -20 "$D/log/analyse-0-try-1.log" >&2; exit 1; }
+grep -h "^Analysed" "$D"/log/analyse-*-try-*.log | sed 's/^/  /'
+echo "the analysis in 2 jobs, one killed and submitted again: $((SECONDS - started)) s"
+check_analysed
 echo "test-ray passed"

@@ -5,7 +5,10 @@
 # with `sacct`), starts every daemon in a network namespace that has only loopback, plays bots-smoke
 # unsharded, then as 2 shards through Hydra's submitit launcher, `scancel`s shard 1 mid-run, submits
 # the same command again, publishes, and compares the merged result with the unsharded run byte for
-# byte (games, input logs, teams, ratings, head-to-head, pairs). Every daemon it started is stopped,
+# byte (games, input logs, teams, ratings, head-to-head, pairs). Then the analysis the same way: a job
+# array of `pokebench analyse split --shard I/2`, shard 1 cancelled mid-way and submitted again, published
+# beside the unsharded analysis of the whole run (the same luck and adjusted Elo, the same decisions
+# scored, each once). Every daemon it started is stopped,
 # and its folder removed (POKEBENCH_SLURM_KEEP=1 keeps it to read the logs).
 #
 # Needs root, apt-get and `unshare`; elsewhere it says why and exits 0 (skipped).
@@ -169,4 +172,23 @@ started=$SECONDS
 "$PY" -m pokebench "${SHARDS[@]}" >"$D/log/submit-2.log" 2>&1
 echo "second submission (the same command): $((SECONDS - started)) s; shard 1 had kept $kept game(s)"
 check_merged "$HOST"
+
+# ---- the analysis of the run, split the same way: a job array of `pokebench analyse --shard I/N` --------
+ANALYSIS="$PY -m pokebench analyse split --shard \$SLURM_ARRAY_TASK_ID/2 ${ANALYSE[*]}"
+started=$SECONDS
+array="$(sbatch --parsable --array=0-1 --cpus-per-task=1 --mem=1G --output="$D/log/analyse-%a-try-1.log" --wrap "$ANALYSIS")"
+stopped="$("$PY" "$REPO/tests/support/kill_when_stored.py" runs/split/decision_quality.shard-1-of-2.jsonl \
+  "-m pokebench analyse split --shard 1/2" 600 --signal STOP)" \
+  || { echo "the analysis's shard 1 could not be stopped mid-way" >&2; squeue >&2; exit 1; }
+read -r pid lines <<<"$stopped"
+echo "the analysis's shard 1 (job ${array}_1, pid $pid, stopped) has cached $lines decision(s): scancel"
+scancel "${array}_1"
+wait_until 300 "the analysis's jobs to end" no_jobs
+sacct -X -n -P -o JobID,State | grep "^${array}_1|CANCELLED" >/dev/null \
+  || { echo "sacct does not say the analysis's shard 1 was cancelled:" >&2; sacct -X -n -P -o JobID,State >&2; exit 1; }
+sbatch --wait --array=1 --cpus-per-task=1 --mem=1G --output="$D/log/analyse-%a-try-2.log" --wrap "$ANALYSIS" >/dev/null \
+  || { echo "the analysis's shard 1 failed when submitted again:" >&2; tail -5 "$D/log/analyse-1-try-2.log" >&2; exit 1; }
+grep -h "^Analysed" "$D"/log/analyse-*-try-*.log | sed 's/^/  /'
+echo "the analysis in 2 jobs, one cancelled and submitted again: $((SECONDS - started)) s"
+check_analysed
 echo "test-slurm passed"

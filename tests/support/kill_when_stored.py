@@ -1,9 +1,11 @@
-"""Signal a run as soon as its store holds a game: the cluster tests' "mid-run" moment.
+"""Signal a run as soon as its store holds a game (an analysis as soon as its cache holds an entry): the cluster
+tests' "mid-run" moment.
 
 ``python tests/support/kill_when_stored.py STORE REGEX SECONDS [--signal STOP] [--env NAME=VALUE]``
 waits up to SECONDS for a process whose command line matches REGEX (and whose environment has
-NAME=VALUE) and for a game in STORE, polling every 20 ms, then sends it SIGKILL (or the signal named)
-and prints its pid and how many games the store held then. It exits 1 if the process ended first (a
+NAME=VALUE) and for a game in STORE (a run's SQLite store, or a ``.jsonl`` cache of ``pokebench analyse``:
+a complete line), polling every 20 ms, then sends it SIGKILL (or the signal named) and prints its pid and
+how many games (lines) the store held then. It exits 1 if the process ended first (a
 shell loop that polled once a second let a fast shard finish its 6 games between two polls, in CI).
 """
 
@@ -37,6 +39,11 @@ def matching_pid(pattern: re.Pattern[str], env: str | None) -> int | None:
 
 
 def stored_games(store: Path) -> int:
+    if store.suffix == ".jsonl":
+        try:
+            return store.read_bytes().count(b"\n")
+        except FileNotFoundError:
+            return 0
     try:
         with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
             return db.execute("SELECT count(*) FROM games").fetchone()[0]
