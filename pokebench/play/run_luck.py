@@ -9,11 +9,12 @@ So a later ``pokebench analyse NAME`` or publish measures none of these games ag
 measures only the games it had not measured.
 
 Where it runs: in the run's process (not analyse's process pool: a pool worker first loads the set table
-the decision searches need, 25 s for 24 games in one worker against 2.8 s wall here; the replay itself is a
-simulator process). A sequential run measures between its steps, when no game is in flight, in a thread
+the decision searches need, 25 s for 24 games in one worker against 3.3 s of CPU here; the replay itself is
+a simulator process). A sequential run measures between its steps, when no game is in flight, in a thread
 (:func:`asyncio.to_thread`, :func:`pokebench.play.sequential.run_sequential`), so the arena's asyncio loop
 stays free for the connections it keeps; the end of a run measures after the last game. Measured on
-``bots-smoke`` games: about 0.15 s of CPU per game (docs/method.md).
+``bots-smoke`` games: 0.14 s of CPU per game at the end of a run, 0.26 s in a sequential run of 2-game
+steps, each step's replay a simulator process of its own (docs/method.md).
 """
 
 from __future__ import annotations
