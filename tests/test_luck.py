@@ -200,3 +200,25 @@ def test_an_analysis_in_shards_analyses_each_game_once_into_files_read_as_the_wh
     assert len(decisions_of(whole)) == len(set(decisions_of(whole))) > 100
     after = analyse_runs([RUN], split, settings, workers=2, progress=False)
     assert (after.searched_games, after.luck_games) == (0, 0)
+
+
+def test_a_run_with_luck_true_measures_its_games_once_and_shows_the_adjusted_elo(stored_run, tmp_path) -> None:
+    """``luck=true``: the run's summary shows the Elo from luck-adjusted scores, measured into runs/NAME/luck.jsonl
+    (here on the stored run, whose games are all played: no server starts); a second start measures nothing."""
+    from support.stored_run import ARGS
+
+    runs = copy_of(stored_run, tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    outputs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "pokebench", *ARGS, "luck=true"], cwd=runs.parent, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(done.stdout)
+        entries = luck_path(runs / RUN).read_text().splitlines()
+        assert len(entries) == 6, entries  # one per game, never twice
+    for out in outputs:
+        assert "adjusted: from luck-adjusted scores (6 of 6 games with measured luck)" in out, out
+        assert "adjusted Elo" in out
+    analysed = analyse_runs([RUN], runs, progress=False, quality=False)
+    assert (analysed.games, analysed.luck_games) == (6, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -177,7 +178,8 @@ def test_the_adjusted_interval_reaches_the_target_in_fewer_pairs(tmp_path: Path)
     assert ((wide["ci_high"] - wide["ci_low"])[list(recorded)] > 300).any()
 
 
-def test_the_adjusted_interval_needs_the_luck_and_a_run_refuses_it_until_it_can_measure_it(tmp_path: Path) -> None:
+def test_the_adjusted_interval_needs_the_luck_and_a_run_without_poke_engine_refuses_it(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
     sim = Simulated()
     with pytest.raises(SequentialError, match="needs the luck of each step's games.*sequential.interval=raw"):
         run_sequential("seq", "s", MATCHUPS, conf(300, interval="adjusted"), tmp_path, sim.finished, sim.play)
@@ -190,11 +192,26 @@ def test_the_adjusted_interval_needs_the_luck_and_a_run_refuses_it_until_it_can_
 
     with pytest.raises(ConfigError, match="'sequential.interval' must be raw .* or adjusted .*, not 'both'"):
         plan_run(cfg("sequential.interval=both"), "seq")
-    with pytest.raises(ConfigError, match="interval=adjusted' needs the luck .* Use sequential.interval=raw"):
-        plan_run(cfg("sequential.interval=adjusted"), "seq")
     # the default stays out of the run's identity: a sequential run from before the setting is the same run
     plan = plan_run(cfg(), "seq")
     assert "interval" not in plan.fingerprint["sequential"] and plan.fingerprint["sequential"]["target_width"] == 300
+    # `luck` (the summary's adjusted Elo) changes no game: a run with it is the same run
+    assert plan_run(cfg("luck=true"), "seq").fingerprint == plan.fingerprint
+    with pytest.raises(ConfigError, match="'luck' must be true .* or false, not 'maybe'"):
+        plan_run(cfg("luck=maybe"), "seq")
+    if importlib.util.find_spec("poke_engine") is not None:  # the run measures each step's luck itself
+        assert plan_run(cfg("sequential.interval=adjusted"), "seq").fingerprint["sequential"]["interval"] == "adjusted"
+    # without a usable poke-engine, refused before any game, with the command that builds it
+    from pokebench.engine import check
+
+    def no_engine() -> str:
+        raise check.EngineUnavailable(check.verdict(None, []) or "")
+
+    monkeypatch.setattr(check, "check_engine", no_engine)
+    for setting in ("sequential.interval=adjusted", "luck=true"):
+        with pytest.raises(ConfigError, match=rf"'{re.escape(setting)}' measures the luck .* poke-engine is not "
+                                              rf"installed\. Build it .*pip install"):
+            plan_run(cfg(setting), "seq")
 
 
 @pytest.mark.server
@@ -230,3 +247,54 @@ def test_a_real_sequential_run_records_why_it_stopped_and_repeats(showdown, tmp_
     assert proc.returncode == 0, proc.stderr[-3000:]
     with RunStore.open_existing(tmp_path / "runs" / "first" / "store.sqlite") as store:
         assert sorted(store.done_game_ids()) == ids[0]
+
+
+@pytest.mark.server
+def test_a_real_sequential_run_on_the_adjusted_intervals_measures_each_games_luck_once(showdown, tmp_path: Path
+                                                                                         ) -> None:
+    """Real games, real luck: the run measures each step's games into runs/NAME/luck.jsonl (one entry per
+    game), its summary shows the adjusted Elo; a restart measures only what is not there, and `pokebench
+    analyse` then measures nothing."""
+    pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make setup` builds it")
+    from pokebench.analysis.cache import game_key, luck_path, read_entries
+    from pokebench.results.store import RunStore
+
+    overrides, server_env = on_server(showdown)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), **server_env)
+    args = [sys.executable, "-m", "pokebench", "+run=bots-smoke", "publish=false", "name=adj",
+            "sequential.target_width=300", "sequential.max_pairs=5", "sequential.batch=1",
+            "sequential.players=[heuristic]", "sequential.interval=adjusted", *overrides]
+    run_dir = tmp_path / "runs" / "adj"
+
+    def start() -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "Warning" not in proc.stderr and "Harness errors: none." in proc.stdout, proc.stderr[-3000:]
+        return proc
+
+    proc = start()
+    with RunStore.open_existing(run_dir / "store.sqlite") as store:
+        stored = store.done_game_ids()
+    state = json.loads((run_dir / "sequential.json").read_text())
+    assert state["interval"] == "adjusted" and len(stored) == 2 * state["pairs_played"] >= 6
+    assert state["stopped"].startswith(("target reached", "pair budget spent")), state["stopped"]
+    assert len(state["steps"]) > 1 and all(step["widths"] for step in state["steps"])
+    lines = luck_path(run_dir).read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    assert sorted(e["game_id"] for e in entries) == sorted(stored)  # one entry per stored game, each once
+    assert all(e["error"] is None and e["turns"] for e in entries)
+    assert (f"adjusted: from luck-adjusted scores ({len(stored)} of {len(stored)} games with measured luck)"
+            in proc.stdout), proc.stdout
+    assert re.search(r"player +Elo +95% interval +adjusted Elo +adjusted interval", proc.stdout), proc.stdout
+    # a restart whose last step's luck was never written measures those games alone, to the same entries
+    luck_path(run_dir).write_text("".join(line + "\n" for line in lines[:-3]))
+    again = start()
+    assert luck_path(run_dir).read_text().splitlines() == lines[:-3] + lines[-3:]
+    assert json.loads((run_dir / "sequential.json").read_text()) == state
+    assert re.search(r"Run 'adj': 0 game\(s\) played now", again.stdout), again.stdout
+    assert len(list(read_entries(luck_path(run_dir), key=game_key))) == len(stored)
+    # the analysis reuses what the run measured
+    done = subprocess.run([sys.executable, "-m", "pokebench", "analyse", "adj", "--no-quality"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"Analysed {len(stored)} games" in done.stdout and "luck of 0 games measured now" in done.stdout, done.stdout

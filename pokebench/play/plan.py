@@ -361,16 +361,20 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         "seed_text": str(cfg.seed_text), "format": cfg.format, "turn_limit": cfg.turn_limit,
         "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
     }
-    identity = fingerprint(cfg, classes)
+    identity = fingerprint(cfg, classes)  # `luck` (the summary's adjusted Elo) changes no game: not in it
+    luck = cfg.get("luck", False)
+    if not isinstance(luck, bool):
+        raise ConfigError(f"'luck' must be true (measure the luck of the run's games for its summary) or false, "
+                          f"not {luck!r}.")
+    if luck:
+        check_luck_engine("'luck=true'")
     if sequential.enabled(cfg):  # its settings decide which games are played
         try:
             seq = sequential.read_config(cfg, names)
         except sequential.SequentialError as err:
             raise ConfigError(str(err)) from None
         if seq.interval == "adjusted":
-            raise ConfigError("'sequential.interval=adjusted' needs the luck of each step's games while the run "
-                              "plays, and the luck analysis (pokebench analyse) does not run inside a run yet. Use "
-                              "sequential.interval=raw, and compare the adjusted intervals after the run (ratings.csv).")
+            check_luck_engine("'sequential.interval=adjusted'")
         # the default interval stays out of the identity: a sequential run from before the setting keeps its own
         identity["sequential"] = legacy["sequential"] = {k: v for k, v in seq.__dict__.items()
                                                          if k != "anchor" and (k, v) != ("interval", "raw")}
@@ -381,6 +385,18 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
                               "without sequential.target_width.")
     return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups],
                    identity, settings, shard, legacy, supported)
+
+
+def check_luck_engine(setting: str) -> None:
+    """A run measuring its games' luck (:mod:`pokebench.play.run_luck`) needs poke-engine: refused before any game
+    without a usable one, with the command that builds it."""
+    from pokebench.engine.check import EngineUnavailable, check_engine
+
+    try:
+        check_engine()
+    except EngineUnavailable as err:
+        raise ConfigError(f"{setting} measures the luck of the run's games with poke-engine, which this Python "
+                          f"cannot use: {err} Or play the run without {setting}.") from None
 
 
 def _supported_formats(cls: type) -> tuple[str, ...] | None:

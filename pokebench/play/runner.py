@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from pokebench.play import epochs
@@ -23,6 +24,7 @@ from pokebench.play.lock import RunLock
 from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
 from pokebench.games import GameSpec
 from pokebench.play.progress import Progress
+from pokebench.play.run_luck import run_luck
 from pokebench.play.summary import StopKind, StopReason, ThisStart, games_per_player, run_summary
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
@@ -228,7 +230,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
             else:
                 bind_own_store()
         left = len(planned - stores.done_game_ids())
-        print(run_summary(stores, run_name, planned, now, cfg.get("anchor"), budget), flush=True)
+        print(run_summary(stores, run_name, planned, now, cfg.get("anchor"), budget, _luck(cfg, stores)), flush=True)
     stop = now.stop_reason
     if stop is not None and stop.kind is StopKind.BUDGET:
         raise RunStopped(f"The run stopped starting games: {stop.detail}. {left} game(s) are missing; "
@@ -237,6 +239,13 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
         raise RunStopped(f"The run stopped at once: {stop.detail}\nNo retry can fix this; fix it and start "
                          f"again ({left} game(s) missing, the games in flight were voided).", exit_code=3)
     return left
+
+
+def _luck(cfg: DictConfig, stores: RunStores, adjusted: bool = False) -> pd.DataFrame | None:
+    """The luck rows of every stored game for the summary, with ``luck: true`` or a run that measured them
+    (``sequential.interval: adjusted``: nothing is measured again); None otherwise."""
+    games = stores.games()
+    return run_luck(stores, games) if (adjusted or cfg.get("luck")) and len(games) else None
 
 
 def _run_sequential(cfg: DictConfig, plan: RunPlan, stores: RunStores) -> int:
@@ -253,14 +262,19 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, stores: RunStores) -> int:
             progress.plan_more(len(specs))
             await play_rounds(replace(plan, specs=specs), stores, server, now=now, progress=progress)
 
+        def luck(games: pd.DataFrame) -> pd.DataFrame:
+            return run_luck(stores, games)
+
         try:
             specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, stores.run_dir,
-                                                   stores.games, play)
+                                                   stores.games, play,
+                                                   luck=luck if conf.interval == "adjusted" else None)
         finally:
             progress.close()
             for factory in plan.factories.values():
                 if isinstance(factory, ExternalCompetitor):
                     asyncio.run(factory.shutdown())
-    print(run_summary(stores, plan.name, {s.game_id for s in specs}, now, cfg.get("anchor")), flush=True)
+    print(run_summary(stores, plan.name, {s.game_id for s in specs}, now, cfg.get("anchor"),
+                      luck=_luck(cfg, stores, conf.interval == "adjusted")), flush=True)
     print(f"{plan.name}: {why}")
     return len({s.game_id for s in specs} - stores.done_game_ids())

@@ -272,7 +272,8 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
 
     ``finished()`` gives the run's finished games (columns of games.csv). Each step is
     replayed from them first, so a restarted run continues exactly where it stopped.
-    ``luck(games)``: the luck rows of those games, for ``conf.interval == "adjusted"`` (required then).
+    ``luck(games)``: the luck rows of those games, for ``conf.interval == "adjusted"`` (required then). It is
+    called between steps, when no game is in flight, in a thread: the loop's connections stay served.
     """
     if conf.interval == "adjusted" and luck is None:
         raise SequentialError("'sequential.interval: adjusted' needs the luck of each step's games; this run has "
@@ -301,7 +302,7 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
             planned = {s.game_id for s in specs}
             mine = games[games["game_id"].isin(planned)] if len(games) else games
             if luck is not None and conf.interval == "adjusted" and len(mine):
-                mine = with_luck(mine, luck(mine))
+                mine = with_luck(mine, await asyncio.to_thread(luck, mine))  # no game in flight: between steps
             nxt, widths, why = next_step(mine, pairs, matchups, conf)
             steps.append({"pairs": dict(pairs), "widths": {k: (None if math.isinf(v) else round(v, 3))
                                                              for k, v in widths.items()}})
