@@ -39,7 +39,7 @@ from pokebench.paths import RUNS_DIR
 from pokebench.results.loading import PublishError, load_runs
 from pokebench.util import parse_shard
 
-__all__ = ["analyse_runs", "AnalysisReport", "main"]
+__all__ = ["analyse_runs", "AnalysisReport", "LuckGame", "luck_entries", "in_shard", "main"]
 
 _SETS: Any = None
 
@@ -117,6 +117,25 @@ def _work(chunk: list[_Task]) -> list[tuple[list[dict[str, Any]], dict[str, Any]
                       "engine": engine, "settings": task.settings.key, "repeat": task.repeat} for entry in entries],
                     luck))
     return out
+
+
+@dataclass(frozen=True)
+class LuckGame:
+    """A stored game whose luck :func:`luck_entries` measures."""
+
+    uid: str
+    run: str
+    game_id: str
+    players: dict[str, str]  # side -> player
+    input_log: list[str]
+
+
+def luck_entries(games: Sequence[LuckGame]) -> list[dict[str, Any]]:
+    """The luck cache's entries of `games` (:mod:`pokebench.analysis.cache`), measured in this process, one
+    simulator process replaying them all: what ``analyse`` appends for them, for a caller that measures a few
+    games itself (a run between its steps) rather than in a pool of workers."""
+    tasks = [_Task(g.uid, g.run, g.game_id, g.players, g.input_log, Settings(), frozenset(), 0, True) for g in games]
+    return [luck for _, luck in _work(tasks) if luck is not None] if tasks else []
 
 
 def _complete(entries: list[dict[str, Any]]) -> bool:

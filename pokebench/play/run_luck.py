@@ -4,7 +4,8 @@
 the run's luck cache (``runs/NAME/luck.jsonl``, keyed by the game's uid, the engine version and
 :func:`~pokebench.analysis.luck_rows.luck_settings`, as ``pokebench analyse`` keys it) is replayed and
 measured by the analysis's own code (``pokebench.analysis.analyse``'s luck-only work: the same entries) and
-appended there; the rows are read back as the publish reads them (:func:`~pokebench.analysis.luck_rows.read_luck`).
+appended there (a shard of the run, ``shard=I/N``, appends to its own ``luck.shard-I-of-N.jsonl``, read with
+the run's as one cache); the rows are read back as the publish reads them (:func:`~pokebench.analysis.luck_rows.read_luck`).
 So a later ``pokebench analyse NAME`` or publish measures none of these games again, and a restarted run
 measures only the games it had not measured.
 
@@ -19,18 +20,25 @@ steps, each step's replay a simulator process of its own (docs/method.md).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import pandas as pd
 
-from pokebench.analysis.analyse import _Task, _work  # the analysis's own luck entries, not a copy of them
+from pokebench.analysis.analyse import LuckGame, luck_entries
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck_rows import luck_settings, read_luck
-from pokebench.analysis.settings import Settings, engine_version
-from pokebench.results.loading import game_uid
+from pokebench.analysis.settings import engine_version
+from pokebench.results.loading import SHARD_FILE, game_uid
 from pokebench.results.run_stores import RunStores
 
 __all__ = ["run_luck"]
+
+
+def shard_of(store: Path | None) -> tuple[int, int] | None:
+    """(I, N) of a shard's store (``shard-I-of-N.sqlite``); None for the whole run's."""
+    found = SHARD_FILE.search(store.name) if store is not None else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def run_luck(stores: RunStores, games: pd.DataFrame) -> pd.DataFrame:
@@ -42,11 +50,10 @@ def run_luck(stores: RunStores, games: pd.DataFrame) -> pd.DataFrame:
         records.update({gid: store.record(gid) for gid in map(str, games["game_id"]) if gid in held})
     rows = cast(list[dict[str, Any]], games.to_dict("records"))
     framed = games.assign(uid=[game_uid(row, records[str(row["game_id"])]) for row in rows])
-    path = luck_path(stores.run_dir)
-    cached = {e["uid"] for e in read_entries(path, engine_version(), luck_settings(), key=game_key)}
-    tasks = [_Task(str(g["uid"]), str(g["run"]), str(g["game_id"]), {"p1": g["p1"], "p2": g["p2"]},
-                   list(records[str(g["game_id"])].get("input_log") or []), Settings(), frozenset(), 0, True)
-             for g in framed.to_dict("records") if g["uid"] not in cached]
-    if tasks:
-        append_entries(path, [luck for _, luck in _work(tasks) if luck is not None])
+    cached = {e["uid"] for e in read_entries(luck_path(stores.run_dir), engine_version(), luck_settings(), key=game_key)}
+    missing = [LuckGame(str(g["uid"]), str(g["run"]), str(g["game_id"]), {"p1": g["p1"], "p2": g["p2"]},
+                        list(records[str(g["game_id"])].get("input_log") or []))
+               for g in framed.to_dict("records") if g["uid"] not in cached]
+    if missing:  # a shard of the run appends to its own file (never one file from several processes)
+        append_entries(luck_path(stores.run_dir, shard_of(stores.own_path)), luck_entries(missing))
     return read_luck([stores.run_dir], framed)[0]
