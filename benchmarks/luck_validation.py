@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pokebench.analysis.analyse import analyse_runs
+from pokebench.analysis.analyse import analyse_runs, recorded_policies
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck import game_luck
 from pokebench.analysis.luck_rows import luck_settings, read_luck
@@ -56,16 +56,21 @@ def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS) -> None
 
 
 def pair_frame(games: pd.DataFrame, luck: pd.DataFrame) -> pd.DataFrame:
-    """Per mirror pair: the first-named player's mean raw, adjusted and start-adjusted score over its two games."""
-    frame = games.merge(luck[["uid", "score_p1", "luck_p1", "adjusted_p1", "start_p1"]], on="uid")
+    """Per mirror pair: the first-named player's mean raw, adjusted and start-adjusted score over its two games,
+    and (``chance``) the score adjusted for the chance alone: without the action luck of the bots' own draws
+    (luck's ``action_p1``, the sum of its turns' action_luck; 0 when absent)."""
+    luck = luck if "action_p1" in luck.columns else luck.assign(action_p1=0.0)
+    frame = games.merge(luck[["uid", "score_p1", "luck_p1", "adjusted_p1", "start_p1", "action_p1"]], on="uid")
     first = frame["matchup"].str.split("-vs-").str[0]
     mine = frame["p1"] == first
     frame["raw"] = np.where(mine, frame["score_p1"], 1 - frame["score_p1"])
     frame["adjusted"] = np.where(mine, frame["adjusted_p1"], 1 - frame["adjusted_p1"])
     start = frame["start_p1"].fillna(0.0)
     frame["adjusted_start"] = frame["adjusted"] - np.where(mine, start, -start)
+    frame["chance"] = frame["adjusted"] + np.where(mine, frame["action_p1"], -frame["action_p1"])
     complete = frame.groupby(["matchup", "pair"])["uid"].transform("size") == 2  # both games of the pair valued
-    return frame[complete].groupby(["matchup", "pair"], as_index=False)[["raw", "adjusted", "adjusted_start"]].mean()
+    return frame[complete].groupby(["matchup", "pair"], as_index=False)[
+        ["raw", "adjusted", "adjusted_start", "chance"]].mean()
 
 
 def ratio_interval(raw: np.ndarray, adjusted: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
@@ -94,19 +99,19 @@ def mean_interval(values: np.ndarray) -> str:
 def efficiency(pairs: pd.DataFrame) -> None:
     rng = np.random.default_rng(0)
     print("\nefficient: variance over mirror pairs of the first player's pair score")
-    print(f"  {'matchup':26s} pairs  score  var raw  var adj  ratio [95% bootstrap]  +start  games ±50 Elo raw / adj"
-          "  games to order 95% raw / adj")
+    print(f"  {'matchup':26s} pairs  score  var raw  var adj  ratio [95% bootstrap]  +start  chance alone  "
+          "games ±50 Elo raw / adj  games to order 95% raw / adj")
     groups = [(m, g) for m, g in pairs.groupby("matchup")]
     centred = pairs.copy()
-    for column in ("raw", "adjusted", "adjusted_start"):  # pooled: each matchup around its own mean
+    for column in ("raw", "adjusted", "adjusted_start", "chance"):  # pooled: each matchup around its own mean
         centred[column] = pairs[column] - pairs.groupby("matchup")[column].transform("mean")
     for name, group in [*groups, ("pooled (centred per matchup)", centred)]:
-        raw, adj, start = (group[c].to_numpy() for c in ("raw", "adjusted", "adjusted_start"))
+        raw, adj, start, chance = (group[c].to_numpy() for c in ("raw", "adjusted", "adjusted_start", "chance"))
         var_raw, var_adj, var_start = raw.var(ddof=1), adj.var(ddof=1), start.var(ddof=1)
         lo, hi = ratio_interval(raw, adj, rng)
         score = pairs["raw"].mean() if name.startswith("pooled") else raw.mean()
         print(f"  {name:26s} {len(group):5d}  {score:5.3f}  {var_raw:7.4f}  {var_adj:7.4f}  {var_raw / var_adj:5.2f} "
-              f"[{lo:4.2f}, {hi:4.2f}]      {var_raw / var_start:5.2f}  "
+              f"[{lo:4.2f}, {hi:4.2f}]      {var_raw / var_start:5.2f}  {var_raw / chance.var(ddof=1):12.2f}  "
               f"{games_for(var_raw, score):7.0f} / {games_for(var_adj, score):6.0f}"
               + ("" if name.startswith("pooled") else
                  f"  {games_to_order(var_raw, score):11.0f} / {games_to_order(var_adj, score):5.0f}"))
@@ -141,6 +146,10 @@ def detail(luck: pd.DataFrame, turns: pd.DataFrame) -> None:
           f"SD of a game's luck {luck['luck_p1'].std():.3f}")
     rolls = valued["roll_luck"].pow(2).sum() / valued["luck_p1"].pow(2).sum()
     print(f"share of the sum of squared turn luck from damage rolls: {rolls:.3f}")
+    if "action_luck" in valued.columns:
+        drawn = valued["action_luck"].pow(2).sum() / valued["luck_p1"].pow(2).sum()
+        print(f"share of the sum of squared turn luck from the bots' own draws (action luck): {drawn:.3f}; "
+              f"turns with action luck: {(valued['action_luck'] != 0).sum()}")
     print("turns by event (count, share of squared luck):")
     total = valued["luck_p1"].pow(2).sum()
     for event, group in valued.groupby(valued["event"].fillna("")):
@@ -150,19 +159,20 @@ def detail(luck: pd.DataFrame, turns: pd.DataFrame) -> None:
         print(f"  failed {count:4d}: {text}")
 
 
-def _chunk(logs: list[tuple[str, list[str]]]) -> tuple[dict[str, dict], float, float]:
-    """The luck of a chunk of games replayed by one simulator process; the CPU seconds of the replay's Python
-    side and of the luck."""
+def _chunk(games: list[tuple[str, list[str], dict | None]]) -> tuple[dict[str, dict], float, float]:
+    """The luck of a chunk of games (uid, input log, recorded policies) replayed by one simulator process; the CPU
+    seconds of the replay's Python side and of the luck."""
     started = time.process_time()
-    replayed = game_positions(logs)
+    replayed = game_positions([(uid, log) for uid, log, _ in games])
     replay = time.process_time() - started
     model = load_value_model()
+    policies = {uid: policy for uid, _, policy in games}
     started = time.process_time()
-    out = {game.id: game_luck(game, model) for game in replayed}
+    out = {game.id: game_luck(game, model, policies[game.id]) for game in replayed}
     return out, replay, time.process_time() - started
 
 
-def measure(run_dir: Path, games: pd.DataFrame, logs: list[tuple[str, list[str]]], workers: int) -> None:
+def measure(run_dir: Path, games: pd.DataFrame, logs: list[tuple[str, list[str], dict | None]], workers: int) -> None:
     """The luck of the games, in `workers` processes over chunks of 50 games (one simulator process per chunk,
     not per game as ``pokebench analyse`` does), appended to the run's luck cache; prints the cost."""
     ids = games.set_index("uid")["game_id"].to_dict()
@@ -182,17 +192,19 @@ def measure(run_dir: Path, games: pd.DataFrame, logs: list[tuple[str, list[str]]
           f"for the replay's Python side (the simulator's Node process not counted)")
 
 
-def stored(runs_dir: Path, run: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """The run's games (games.csv's frame) and each one's input log by uid."""
+def stored(runs_dir: Path, run: str) -> tuple[pd.DataFrame, dict[str, tuple[list[str], dict | None]]]:
+    """The run's games (games.csv's frame) and by uid each one's input log and its bots' recorded policies."""
     with load_runs([run], runs_dir) as data:
         games = data.games.copy()
-        return games, {str(u): list(data.record(str(u))["input_log"]) for u in games["uid"]}
+        return games, {str(u): (list(data.record(str(u))["input_log"]), recorded_policies(data.players.get(str(u))))
+                       for u in games["uid"]}
 
 
-def value_missing(runs_dir: Path, run: str, games: pd.DataFrame, logs: dict[str, list[str]], workers: int) -> None:
+def value_missing(runs_dir: Path, run: str, games: pd.DataFrame, logs: dict[str, tuple[list[str], dict | None]],
+                  workers: int) -> None:
     """Measure (:func:`measure`) the luck of the games not yet in the run's luck cache."""
     done = {e["uid"] for e in read_entries(luck_path(runs_dir / run), engine_version(), luck_settings(), key=game_key)}
-    missing = [(uid, log) for uid, log in logs.items() if uid not in done]
+    missing = [(uid, log, policies) for uid, (log, policies) in logs.items() if uid not in done]
     if missing:
         measure(runs_dir / run, games, missing, workers)
 
@@ -229,12 +241,13 @@ def main() -> None:
     luck = cached_luck(args.runs_dir, args.run, games)
     entries = {e["uid"]: e for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(),
                                                  luck_settings(), key=game_key)}
-    sample = [(uid, log) for uid, log in logs.items() if uid in entries][:10]
-    again = {g.id: game_luck(g, load_value_model()) for g in game_positions(sample)}
+    sample = [(uid, log) for uid, (log, _) in logs.items() if uid in entries][:10]
+    again = {g.id: game_luck(g, load_value_model(), logs[g.id][1]) for g in game_positions(sample)}
     same = all([t["luck_p1"] for t in again[uid]["turns"]] == [t["luck_p1"] for t in entries[uid]["turns"]]
                for uid in again)
     print(f"run-to-run: 10 games valued again, every turn's luck identical: {same}")
     turns = pd.DataFrame([{"uid": uid, **t} for uid, e in entries.items() for t in e["turns"]])
+    luck = luck.merge(turns.groupby("uid")["action_luck"].sum().rename("action_p1"), on="uid", how="left")
     detail(luck, turns)
     pairs = pair_frame(games, luck)
     unbiased(games, luck, pairs, turns)

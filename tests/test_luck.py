@@ -20,7 +20,9 @@ pytest.importorskip("poke_engine", reason="poke-engine is not installed: `make s
 
 from pokebench.analysis.analyse import analyse_runs  # noqa: E402
 from pokebench.analysis.cache import cache_path, game_key, luck_path, read_entries  # noqa: E402
-from pokebench.analysis.luck import EVENTS, MoveTurn, game_luck, move_turns, turn_luck, turn_outcomes  # noqa: E402
+from pokebench.analysis.analyse import recorded_policies  # noqa: E402
+from pokebench.analysis.luck import (EVENTS, KnownPolicy, MoveTurn, action_luck, expected_value, game_luck,  # noqa: E402
+                                     move_turns, turn_luck, turn_outcomes)
 from pokebench.analysis.settings import Settings  # noqa: E402
 from pokebench.analysis.luck_rows import LUCK_COLUMNS, LUCK_TURN_COLUMNS, luck_rows, read_luck  # noqa: E402
 from pokebench.analysis.value import load_value_model  # noqa: E402
@@ -108,6 +110,52 @@ def test_a_critical_hit_is_good_luck_for_the_side_that_landed_it(games) -> None:
     for _, _, critter, luck, _ in crits:
         assert (luck if critter == "p1" else -luck) > 0
     assert any(event == "critical hit" for *_, event in crits)
+
+
+@pytest.fixture(scope="module")
+def policies(run_dir: Path) -> dict[str, dict]:
+    """Game id -> side -> the policy its bot recorded (the Random bot's), from the store's players' entries."""
+    with RunStore.open_existing(run_dir / RUN / "store.sqlite") as store:
+        return {gid: recorded_policies(sides) or {} for gid, sides in store.game_players().items()}
+
+
+def test_a_random_bots_draws_are_luck_that_weighs_to_zero_over_the_policy_it_recorded(games, policies) -> None:
+    """AIVAT's action term on the Random bot's real games: each of its move choices is recorded once, uniform over
+    the orders it drew from, the choice drawn among them and the input log's; the term, had any order been drawn,
+    weighs to zero over the policy; and a game's luck is its chance luck plus that term."""
+    model = load_value_model()
+    checked = 0
+    for game in games:
+        recorded = policies[game.id]
+        if not recorded:
+            continue
+        entry = game_luck(game, model, recorded)
+        plain = {t["turn"]: t for t in game_luck(game, model)["turns"]}
+        for move_turn in list(move_turns(game))[:6]:
+            state, one, two, real = move_turn.position()
+            for decision, actual in ((move_turn.first, one), (move_turn.other, two)):
+                if decision.side not in recorded:
+                    continue
+                [drawn] = [e for e in recorded[decision.side] if e["turn"] == decision.turn]
+                policy = KnownPolicy.of(drawn, decision.state["sides"][decision.side])
+                assert drawn["epsilon"] == 1.0 and drawn["choice"] in drawn["orders"]
+                assert policy.chosen == actual
+                assert sum(policy.probabilities.values()) == pytest.approx(1.0)
+                assert all(p == pytest.approx(1 / len(drawn["orders"])) for p in policy.probabilities.values()) or \
+                    len(policy.probabilities) < len(drawn["orders"])  # two orders, one engine action
+                q = {a: expected_value(state, a, two, model) if decision.side == "p1" else
+                     expected_value(state, one, a, model) for a in policy.probabilities}
+                mean = sum(p * q[a] for a, p in policy.probabilities.items())
+                assert sum(p * (q[a] - mean) for a, p in policy.probabilities.items()) == pytest.approx(0, abs=1e-12)
+                mine = KnownPolicy(policy.probabilities, actual)
+                args = (mine, None) if decision.side == "p1" else (None, mine)
+                assert action_luck(state, one, two, q[actual], model, *args) == pytest.approx(q[actual] - mean)
+                checked += 1
+        for turn in entry["turns"]:
+            if turn["error"] is None:
+                assert turn["luck_p1"] == pytest.approx(plain[turn["turn"]]["luck_p1"] + turn["action_luck"], abs=2e-6)
+        assert any(t["action_luck"] != 0 for t in entry["turns"])
+    assert checked >= 10, checked
 
 
 def test_games_replayed_over_several_simulator_processes_are_the_games_replayed_in_one(records, games,

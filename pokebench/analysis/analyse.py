@@ -39,7 +39,7 @@ from pokebench.paths import RUNS_DIR
 from pokebench.results.loading import PublishError, load_runs
 from pokebench.util import parse_shard
 
-__all__ = ["analyse_runs", "AnalysisReport", "LuckGame", "luck_entries", "in_shard", "main"]
+__all__ = ["analyse_runs", "AnalysisReport", "LuckGame", "luck_entries", "recorded_policies", "in_shard", "main"]
 
 _SETS: Any = None
 
@@ -71,6 +71,7 @@ class _Task:
     indices: frozenset[int] | None  # None: every decision; empty: none (the luck alone)
     repeat: int
     luck: bool = False  # measure the game's luck too
+    policies: dict[str, list[dict[str, Any]]] | None = None  # side -> a bot's recorded policy (its action luck)
 
 
 def _init_worker() -> None:
@@ -110,7 +111,7 @@ def _work(chunk: list[_Task]) -> list[tuple[list[dict[str, Any]], dict[str, Any]
             game, task.input_log, _SETS, task.settings, set(task.indices) if task.indices is not None else None)
         luck = None
         if task.luck:
-            luck = {**game_luck(game, load_value_model()), "uid": task.uid, "run": task.run,
+            luck = {**game_luck(game, load_value_model(), task.policies), "uid": task.uid, "run": task.run,
                     "game_id": task.game_id, "engine": engine, "settings": luck_settings()}
         out.append(([{**entry, "uid": task.uid, "run": task.run, "game_id": task.game_id,
                       "player": task.players[entry["side"]], "decisions_in_game": len(game.decisions),
@@ -128,13 +129,23 @@ class LuckGame:
     game_id: str
     players: dict[str, str]  # side -> player
     input_log: list[str]
+    policies: dict[str, list[dict[str, Any]]] | None = None  # :func:`recorded_policies` of its players' entries
+
+
+def recorded_policies(sides: dict[str, dict[str, Any]] | None) -> dict[str, list[dict[str, Any]]] | None:
+    """Side -> the policy a bot recorded in its game summary (:mod:`pokebench.player.policy`), from a game's
+    players' entries (``RunData.players[uid]``, ``RunStore.game_players()``); None when no side recorded one."""
+    found = {side: info["policy"] for side, info in (sides or {}).items()
+             if isinstance(info, dict) and isinstance(info.get("policy"), list)}
+    return found or None
 
 
 def luck_entries(games: Sequence[LuckGame]) -> list[dict[str, Any]]:
     """The luck cache's entries of `games` (:mod:`pokebench.analysis.cache`), measured in this process, one
     simulator process replaying them all: what ``analyse`` appends for them, for a caller that measures a few
     games itself (a run between its steps) rather than in a pool of workers."""
-    tasks = [_Task(g.uid, g.run, g.game_id, g.players, g.input_log, Settings(), frozenset(), 0, True) for g in games]
+    tasks = [_Task(g.uid, g.run, g.game_id, g.players, g.input_log, Settings(), frozenset(), 0, True, g.policies)
+             for g in games]
     return [luck for _, luck in _work(tasks) if luck is not None] if tasks else []
 
 
@@ -183,7 +194,7 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
             if search or measure:
                 tasks.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
                                    list(data.record(uid).get("input_log") or []), settings,
-                                   None if search else frozenset(), 0, measure))
+                                   None if search else frozenset(), 0, measure, recorded_policies(data.players.get(uid))))
         records = {str(g["uid"]): g for g in games}
         logs = {task.uid: task.input_log for task in tasks}
         started = time.perf_counter()

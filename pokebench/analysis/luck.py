@@ -17,6 +17,16 @@ hit each side takes (:func:`_hits`), which the engine does not branch on. *What 
 (outcome, rolls) nearest the next real position (HP and status of every Pokémon, the active ones
 and their boosts): it is valued by the same V as the other outcomes, on the engine's own footing.
 Everything that is approximated is listed in :data:`APPROXIMATIONS`.
+
+AIVAT's second correction, for a player whose policy is known (a bot that draws at random and records what it
+drew from: :mod:`pokebench.player.policy`): its own draw is luck too. With Q(a, b) the turn's expected V for the
+choices a and b (its outcomes and rolls weighed), side one's draw a* against side two's actual b* adds
+
+    action luck = Q(a*, b*) − Σ_a π(a) · Q(a, b*)
+
+(and side two's draw b* adds Q(a*, b*) − Σ_b π(b) · Q(a*, b), still side one's luck). Given the other side's
+choice, which cannot depend on the draw (the choices are simultaneous), each weighs to zero over the policy:
+the adjusted score keeps its expectation, whatever the other side's policy, known or not.
 """
 
 from __future__ import annotations
@@ -33,7 +43,8 @@ from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
 from pokebench.engine.state import build_state
 
-__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "move_turns", "game_luck", "turn_luck", "turn_outcomes", "EVENTS"]
+__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
+           "turn_luck", "turn_outcomes", "expected_value", "action_luck", "EVENTS"]
 
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
 ROLLS = np.arange(85, 101) / 92.5
@@ -60,6 +71,9 @@ APPROXIMATIONS: dict[str, str] = {
     "end-of-turn effects": "as the engine plays them in the outcome (weather, Leftovers, poison...); their own "
     "chance, if any, only as far as the engine branches on it",
     "Terastallization": "part of the choice (the engine's '-tera' action): no chance of its own",
+    "a known policy's draws (action luck)": "only move turns of a bot that records its policy; a turn where the "
+    "bot chose more than once (Showdown refused a choice) or where one of the orders it drew from is not an action "
+    "the engine takes has no action luck (so a refused draw is not corrected for)",
 }
 
 _DAMAGE = re.compile(r"^Damage Side(One|Two): (\d+)$")
@@ -216,6 +230,14 @@ class TurnOutcomes:
 def turn_outcomes(state: poke_engine.State, one: str, two: str, real: Snapshot) -> TurnOutcomes:
     """The outcomes of one move turn: `state` before it (side one = p1), the sides' engine actions, the next real
     position."""
+    outcomes, weights = _listed(state, one, two)
+    distances = [_distance(o, real) for o in outcomes]
+    happened = min(range(len(outcomes)), key=lambda k: float(distances[k].min()))
+    return TurnOutcomes(outcomes, weights, happened, int(np.argmin(distances[happened])))
+
+
+def _listed(state: poke_engine.State, one: str, two: str) -> tuple[list[_Outcome], np.ndarray]:
+    """The turn's outcomes for the engine actions `one` and `two`, with their rolls, and their probabilities."""
     before = Snapshot.of(state)
     listed = guarded("listing the turn's outcomes", lambda: poke_engine.generate_instructions(state, one, two))
     if not listed:
@@ -227,10 +249,54 @@ def turn_outcomes(state: poke_engine.State, one: str, two: str, real: Snapshot) 
         hp_one, hp_two = _rolled(after, _hits(before, texts))
         outcomes.append(_Outcome(item.percentage / 100, texts, after, hp_one, hp_two))
     total = sum(o.probability for o in outcomes)
-    distances = [_distance(o, real) for o in outcomes]
-    happened = min(range(len(outcomes)), key=lambda k: float(distances[k].min()))
-    return TurnOutcomes(outcomes, np.array([o.probability / total for o in outcomes]), happened,
-                        int(np.argmin(distances[happened])))
+    return outcomes, np.array([o.probability / total for o in outcomes])
+
+
+def expected_value(state: poke_engine.State, one: str, two: str, model: ValueModel) -> float:
+    """Q(one, two): the turn's expected V (side one's) over its outcomes and rolls, for these engine actions."""
+    outcomes, weights = _listed(state, one, two)
+    return float(weights @ np.array([model.of_snapshot(o.snapshot, o.hp_one, o.hp_two).mean() for o in outcomes]))
+
+
+@dataclass(frozen=True)
+class KnownPolicy:
+    """A side's policy at one move choice, as its bot recorded it: each engine action's probability."""
+
+    probabilities: dict[str, float]  # engine action, as generate_instructions takes it -> probability
+    chosen: str  # the engine action it drew
+
+    @classmethod
+    def of(cls, entry: dict[str, Any], side: dict[str, Any]) -> "KnownPolicy":
+        """From a recorded entry (:mod:`pokebench.player.policy`) and the deciding side's state; an EngineError
+        when an order is not an action the engine takes."""
+        orders = [_engine_choice(order, side) for order in entry["orders"]]
+        epsilon = float(entry["epsilon"])
+        probabilities: dict[str, float] = {}
+        for action in orders:
+            probabilities[action] = probabilities.get(action, 0.0) + epsilon / len(orders)
+        if entry.get("greedy") is not None and epsilon < 1:
+            greedy = _engine_choice(entry["greedy"], side)
+            probabilities[greedy] = probabilities.get(greedy, 0.0) + 1.0 - epsilon
+        return cls(probabilities, _engine_choice(entry["choice"], side))
+
+
+def action_luck(state: poke_engine.State, one: str, two: str, expected: float, model: ValueModel,
+                policy_one: KnownPolicy | None, policy_two: KnownPolicy | None) -> float:
+    """Side one's luck from the sides' known random draws this turn (module docstring): Q of what each drew less
+    its policy's mean Q, the other side's actual choice held; `expected` is Q(one, two)."""
+    luck = 0.0
+    for policy, actual in ((policy_one, one), (policy_two, two)):
+        if policy is None or policy.chosen != actual:
+            continue
+        try:  # an alternative the engine cannot take: no action luck from this side (whatever it drew)
+            mean = sum(p * (expected if action == actual else
+                            expected_value(state, action, two, model) if policy is policy_one else
+                            expected_value(state, one, action, model))
+                       for action, p in policy.probabilities.items())
+        except EngineError:
+            continue
+        luck += expected - mean
+    return luck
 
 
 def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, model: ValueModel,
@@ -252,7 +318,26 @@ def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, mode
 
 def _choice(decision: Decision) -> str:
     """The engine's name of the decision's choice as ``generate_instructions`` takes it (a switch: the species)."""
-    return engine_action(decision.choice, decision.state["sides"][decision.side]).removeprefix("switch ")
+    return _engine_choice(decision.choice, decision.state["sides"][decision.side])
+
+
+def _engine_choice(choice: str, side: dict[str, Any]) -> str:
+    """A choice (``move ID [terastallize]``, ``switch N``, or a bot's ``switch SPECIES``) as
+    ``generate_instructions`` takes it; an EngineError for a switch to a Pokémon the side does not have."""
+    words = choice.split()
+    if len(words) >= 2 and words[0] == "switch" and not words[1].isdigit():  # poke-env names it: "Iron Leaves"
+        wanted = _id("".join(words[1:]))
+        for match in (str.__eq__, str.startswith):  # poke-env names a cosmetic forme (florgesorange) by its species
+            found = [m for m in side["pokemon"] if match(_id(m["species"]), wanted)]
+            if len(found) == 1:
+                return str(found[0]["species"])
+        raise EngineError(f"choice {choice!r}: the side has no such Pokémon "
+                          f"({', '.join(str(m['species']) for m in side['pokemon'])})")
+    return engine_action(choice, side).removeprefix("switch ")
+
+
+def _id(name: object) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
 
 
 def _real(state: dict[str, Any]) -> Snapshot:
@@ -289,8 +374,22 @@ def move_turns(game: GamePositions) -> Iterator[MoveTurn]:
         yield MoveTurn(first, other, after.state if after is not None else game.final)
 
 
-def game_luck(game: GamePositions, model: ValueModel) -> dict[str, Any]:
-    """Every move turn's luck (the cache's entry of the game: ``turns``, ``start``, ``turns_failed``, ``error``).
+def _policy(policies: dict[str, list[dict[str, Any]]], decision: Decision) -> KnownPolicy | None:
+    """The decision's recorded policy: its side's one entry of that turn (none, or several: a refused choice
+    drawn again, gives None); None too when one of its orders is not an engine action."""
+    entries = [e for e in policies.get(decision.side) or [] if e.get("turn") == decision.turn]
+    if len(entries) != 1:
+        return None
+    try:
+        return KnownPolicy.of(entries[0], decision.state["sides"][decision.side])
+    except EngineError:
+        return None
+
+
+def game_luck(game: GamePositions, model: ValueModel,
+              policies: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Every move turn's luck (the cache's entry of the game: ``turns``, ``start``, ``turns_failed``, ``error``);
+    with `policies` (side -> a bot's recorded policy, :mod:`pokebench.player.policy`) its draws' luck too.
 
     A turn the engine cannot take is counted in ``turns_failed`` with its error; a game with no move turn
     that could be valued has ``error`` set (its luck is then 0, never dropped).
@@ -304,15 +403,19 @@ def game_luck(game: GamePositions, model: ValueModel) -> dict[str, Any]:
             if start is None:
                 start = model(state) - 0.5
             luck, _ = turn_luck(state, one, two, real, model, move_turn.first.turn)
+            drawn = 0.0 if not policies else action_luck(state, one, two, luck.expected, model,
+                                                           _policy(policies, move_turn.first),
+                                                           _policy(policies, move_turn.other))
             turns.append({"turn": luck.turn, "v_before": round(luck.v_before, 6), "v_after": round(luck.v_after, 6),
-                          "expected": round(luck.expected, 6), "luck_p1": round(luck.luck, 6),
-                          "roll_luck": round(luck.roll_luck, 6), "outcomes": luck.outcomes, "event": luck.event,
-                          "v_real": round(luck.v_real, 6), "error": None})
+                          "expected": round(luck.expected, 6), "luck_p1": round(luck.luck + drawn, 6),
+                          "roll_luck": round(luck.roll_luck, 6), "action_luck": round(drawn, 6),
+                          "outcomes": luck.outcomes, "event": luck.event, "v_real": round(luck.v_real, 6),
+                          "error": None})
         except EngineError as err:
             failed += 1
             turns.append({"turn": move_turn.first.turn, "v_before": None, "v_after": None, "expected": None,
-                          "luck_p1": 0.0, "roll_luck": 0.0, "outcomes": 0, "event": "", "v_real": None,
-                          "error": str(err)})
+                          "luck_p1": 0.0, "roll_luck": 0.0, "action_luck": 0.0, "outcomes": 0, "event": "",
+                          "v_real": None, "error": str(err)})
     analysed = sum(t["error"] is None for t in turns)
     return {"turns": turns, "start_p1": round(start, 6) if start is not None else None, "turns_failed": failed,
             "error": None if analysed else "no move turn the engine could value"

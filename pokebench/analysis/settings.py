@@ -11,7 +11,8 @@ __all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "engine_version"]
 #: battle, pokebench/engine/inference.py): older cached searches are not reused.
 ANALYSIS_VERSION = 2
 #: Bumped when what the luck of a turn is changes (pokebench/analysis/luck.py): older cached luck is not reused.
-LUCK_VERSION = 2
+#: 3: the action luck of bots that record their policy.
+LUCK_VERSION = 3
 
 
 @dataclass(frozen=True)

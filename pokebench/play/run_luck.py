@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from pokebench.analysis.analyse import LuckGame, luck_entries
+from pokebench.analysis.analyse import LuckGame, luck_entries, recorded_policies
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck_rows import luck_settings, read_luck
 from pokebench.analysis.settings import engine_version
@@ -44,15 +44,17 @@ def shard_of(store: Path | None) -> tuple[int, int] | None:
 def run_luck(stores: RunStores, games: pd.DataFrame) -> pd.DataFrame:
     """luck.csv's rows (uid, run, game_id, luck_p1, adjusted_p1, error...) of `games` (rows of the stores'
     games, :meth:`RunStores.games`), measuring the luck of those not in the run's luck cache first."""
-    records = {}
+    records, sides = {}, {}
     for store in stores.stores():
         held = store.done_game_ids()
         records.update({gid: store.record(gid) for gid in map(str, games["game_id"]) if gid in held})
+        sides.update({gid: entry for gid, entry in store.game_players().items() if gid in held})
     rows = cast(list[dict[str, Any]], games.to_dict("records"))
     framed = games.assign(uid=[game_uid(row, records[str(row["game_id"])]) for row in rows])
     cached = {e["uid"] for e in read_entries(luck_path(stores.run_dir), engine_version(), luck_settings(), key=game_key)}
     missing = [LuckGame(str(g["uid"]), str(g["run"]), str(g["game_id"]), {"p1": g["p1"], "p2": g["p2"]},
-                        list(records[str(g["game_id"])].get("input_log") or []))
+                        list(records[str(g["game_id"])].get("input_log") or []),
+                        recorded_policies(sides.get(str(g["game_id"]))))
                for g in framed.to_dict("records") if g["uid"] not in cached]
     if missing:  # a shard of the run appends to its own file (never one file from several processes)
         append_entries(luck_path(stores.run_dir, shard_of(stores.own_path)), luck_entries(missing))

@@ -23,6 +23,7 @@ from poke_env.battle import AbstractBattle, Move, MoveCategory, Pokemon
 from poke_env.player.battle_order import BattleOrder
 
 from pokebench.player.bench_player import BenchPlayer
+from pokebench.player.policy import PolicyLog
 
 _HITS_DEFENSE = {"psyshock", "psystrike", "secretsword"}
 
@@ -74,6 +75,7 @@ class NoisyMaxDamageBot(MaxDamageBot):
         self.preflight(epsilon)
         super().__init__(*args, **kwargs)
         self.epsilon = epsilon
+        self.policy = PolicyLog()
 
     @staticmethod
     def preflight(epsilon: float = 0.1, **_: Any) -> None:
@@ -82,6 +84,14 @@ class NoisyMaxDamageBot(MaxDamageBot):
             raise ValueError(f"epsilon must be a probability from 0 to 1 (e.g. epsilon=0.3), not {epsilon!r}")
 
     def choose_move(self, battle: AbstractBattle) -> BattleOrder:
-        if battle.valid_orders and self.rng.random() < self.epsilon:
-            return self.rng.choice(battle.valid_orders)
-        return super().choose_move(battle)
+        """Its policy is recorded with each move choice (:mod:`pokebench.player.policy`): the luck analysis
+        subtracts the luck of its own draws."""
+        orders = battle.valid_orders
+        greedy = super().choose_move(battle)
+        chosen = self.rng.choice(orders) if orders and self.rng.random() < self.epsilon else greedy
+        if orders:
+            self.policy.record(battle, chosen, orders, self.epsilon, greedy)
+        return chosen
+
+    def game_summary(self) -> dict[str, Any]:
+        return self.policy.summary()

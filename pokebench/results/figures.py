@@ -34,7 +34,7 @@ FIGURE_COLUMNS = ("answers", "cost_total", "cost_per_game", "output_tokens_per_d
 COUNTERS = {"decisions", "refusals", "answers", "llm_decisions", "reasks", "invalid_answers", "random_picks",
             "refused_answers", "answers_without_usage", "api_retries", "cost_usd", "latency_s"}
 #: Fields of a side's player info that are neither settings nor counters.
-NOT_SETTINGS = {"player", "username", "choice_errors", "decision_ms"}
+NOT_SETTINGS = {"player", "username", "choice_errors", "decision_ms", "policy"}
 
 ExtraTables = Callable[[RunData, "Results"], "dict[str, pd.DataFrame]"]
 #: Functions of (runs, results) giving extra tables by name; see :func:`register_tables`.

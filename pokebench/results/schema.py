@@ -21,8 +21,9 @@ __all__ = ["SCHEMA_VERSION", "SIDE_ONE_SCORE", "GameRow", "DecisionRow", "Decisi
 
 #: Version of the published folder's layout. 1: the first versioned contract. 2: decision quality
 #: (decision_quality.csv, decision_quality_spread.csv, the per-player figures in ratings.csv).
-#: 3: the luck of every turn (luck.csv, luck_turns.csv).
-SCHEMA_VERSION = 3
+#: 3: the luck of every turn (luck.csv, luck_turns.csv). 4: the luck of bots' own draws (luck_turns.csv's
+#: action_luck).
+SCHEMA_VERSION = 4
 
 
 #: Side one's score by games.csv's ``winner`` (a tie counts half a win): ratings, figures, luck and the
@@ -189,6 +190,9 @@ class LuckTurnRow(_Row):
                                                "outcomes and damage rolls.")
     luck_p1: float = Field(description="v_after − expected: side one's luck of the turn (0 when not valued).")
     roll_luck: float = Field(description="The part of luck_p1 from the damage rolls of the outcome that happened.")
+    action_luck: float = Field(description="The part of luck_p1 from the known random draws of a bot that records "
+                               "its policy (the Random bot, ε-Max-damage): Q of the choice drawn less the policy's "
+                               "mean Q, the other side's choice held (AIVAT's action term; 0 for other players).")
     outcomes: int = Field(description="Chance outcomes the engine listed for the turn (before damage rolls).")
     event: str = Field(description="The chance event the luck is named by: `critical hit`, `miss`, `secondary "
                                    "effect`, `speed tie`, `damage roll`, `sleep/confusion`, `other`; empty when "
