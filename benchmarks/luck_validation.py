@@ -38,7 +38,7 @@ from pokebench.analysis.analyse import analyse_runs, recorded_policies
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck import game_luck
 from pokebench.analysis.luck_rows import luck_settings, read_luck
-from pokebench.analysis.settings import engine_version
+from pokebench.analysis.settings import ACTION_WEIGHT, engine_version
 from pokebench.analysis.value import load_value_model
 from pokebench.engine.from_showdown import game_positions
 from pokebench.results.loading import load_runs
@@ -49,8 +49,8 @@ Z = 1.96
 BOOTSTRAP = 2000
 
 
-def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS) -> None:
-    subprocess.run([sys.executable, "-m", "pokebench", "+run=ladder", f"name={run}", f"seed_text={SEED_TEXT}",
+def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS, seed_text: str = SEED_TEXT) -> None:
+    subprocess.run([sys.executable, "-m", "pokebench", "+run=ladder", f"name={run}", f"seed_text={seed_text}",
                     f"pairs={pairs}", "publish=false", f"matchups={matchups}"],
                    cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
 
@@ -115,6 +115,27 @@ def efficiency(pairs: pd.DataFrame) -> None:
               f"{games_for(var_raw, score):7.0f} / {games_for(var_adj, score):6.0f}"
               + ("" if name.startswith("pooled") else
                  f"  {games_to_order(var_raw, score):11.0f} / {games_to_order(var_adj, score):5.0f}"))
+
+
+def action_weight(games: pd.DataFrame, luck: pd.DataFrame) -> None:
+    """The weight of the action term (the bots' own draws) with the least pooled variance over these games' mirror
+    pairs, against the shipped one (settings.ACTION_WEIGHT): chosen on the fit's seeds, checked on held-out ones."""
+    if not ACTION_WEIGHT or not luck["action_p1"].abs().sum():
+        return
+    drawn = luck["action_p1"] / ACTION_WEIGHT  # the term at weight 1
+    print("\naction weight: pooled variance ratio over mirror pairs, raw / adjusted, at each weight of the action term")
+    best = (0.0, 0.0)
+    line = []
+    for weight in np.round(np.arange(0.0, 1.51, 0.1), 2):
+        reweighed = luck.assign(luck_p1=luck["luck_p1"] + (weight - ACTION_WEIGHT) * drawn)
+        pairs = pair_frame(games, reweighed.assign(adjusted_p1=reweighed["score_p1"] - reweighed["luck_p1"],
+                                                   action_p1=0.0))
+        centred = pairs[["raw", "adjusted"]] - pairs.groupby("matchup")[["raw", "adjusted"]].transform("mean")
+        ratio = centred["raw"].var() / centred["adjusted"].var()
+        line.append(f"{weight:.1f}: {ratio:.3f}")
+        best = max(best, (ratio, weight))
+    print("  " + ", ".join(line))
+    print(f"  least variance here at weight {best[1]:.1f} (ratio {best[0]:.3f}); shipped ACTION_WEIGHT = {ACTION_WEIGHT}")
 
 
 def unbiased(games: pd.DataFrame, luck: pd.DataFrame, pairs: pd.DataFrame, turns: pd.DataFrame) -> None:
@@ -224,13 +245,16 @@ def main() -> None:
                         help=f"the ladder's players to play (default {MATCHUPS}; e.g. [[search-500,max-damage]] "
                              "under another --run)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed-text", default=SEED_TEXT,
+                        help=f"the seeds the run is played on (default {SEED_TEXT}, held out; pokebench-luck-fit: the "
+                             "seeds the shipped value function and action weight are chosen on)")
     parser.add_argument("--fresh", action="store_true", help="empty the run's luck cache first (for the cost)")
     parser.add_argument("--figures-only", action="store_true",
                         help="value nothing: the figures of the games whose luck is cached (whole pairs only)")
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     if not args.figures_only:
-        play(args.runs_dir, args.run, args.pairs, args.matchups)
+        play(args.runs_dir, args.run, args.pairs, args.matchups, args.seed_text)
     if args.fresh:
         luck_path(args.runs_dir / args.run).unlink(missing_ok=True)
     games, logs = stored(args.runs_dir, args.run)
@@ -252,6 +276,7 @@ def main() -> None:
     pairs = pair_frame(games, luck)
     unbiased(games, luck, pairs, turns)
     efficiency(pairs)
+    action_weight(games, luck)
 
 
 if __name__ == "__main__":

@@ -134,6 +134,8 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/python benchmarks/luck_value_fit.py --runs-dir /tmp/pb-luck/runs --check-run luck-eval --write":
         BENCH + "; it plays 350 bot games and rewrites the shipped value model",
     ".venv/bin/python benchmarks/luck_validation.py --runs-dir /tmp/pb-luck/runs --pairs 100": BENCH,
+    ".venv/bin/python benchmarks/luck_validation.py --runs-dir /tmp/pb-luck/runs --run luck-action-fit "
+    "--seed-text pokebench-luck-fit --pairs 100": BENCH + "; the action weight's choice, on the fit's seeds",
     ".venv/bin/python benchmarks/luck_ceiling.py --runs-dir /tmp/pb-luck/runs --teams 100 --repeats 4":
         BENCH + "; it plays 1,600 bot games and values their luck (minutes)",
     ".venv/bin/pip install -e '.[ray]'": RAY,

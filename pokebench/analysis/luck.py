@@ -26,7 +26,8 @@ choices a and b (its outcomes and rolls weighed), side one's draw a* against sid
 
 (and side two's draw b* adds Q(a*, b*) − Σ_b π(b) · Q(a*, b), still side one's luck). Given the other side's
 choice, which cannot depend on the draw (the choices are simultaneous), each weighs to zero over the policy:
-the adjusted score keeps its expectation, whatever the other side's policy, known or not.
+the adjusted score keeps its expectation, whatever the other side's policy, known or not. It is added with the
+fixed weight :data:`ACTION_WEIGHT` (any fixed weight keeps the expectation), chosen on games of their own.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ from typing import Any, Iterator
 import numpy as np
 import poke_engine
 
+from pokebench.analysis.settings import ACTION_WEIGHT
 from pokebench.analysis.value import Snapshot, ValueModel
 from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
 from pokebench.engine.state import build_state
 
-__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
+__all__ = ["APPROXIMATIONS", "ACTION_WEIGHT", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
            "turn_luck", "turn_outcomes", "expected_value", "action_luck", "EVENTS"]
 
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
@@ -282,8 +284,8 @@ class KnownPolicy:
 
 def action_luck(state: poke_engine.State, one: str, two: str, expected: float, model: ValueModel,
                 policy_one: KnownPolicy | None, policy_two: KnownPolicy | None) -> float:
-    """Side one's luck from the sides' known random draws this turn (module docstring): Q of what each drew less
-    its policy's mean Q, the other side's actual choice held; `expected` is Q(one, two)."""
+    """Side one's luck from the sides' known random draws this turn (module docstring): :data:`ACTION_WEIGHT` × (Q
+    of what each drew less its policy's mean Q, the other side's actual choice held); `expected` is Q(one, two)."""
     luck = 0.0
     for policy, actual in ((policy_one, one), (policy_two, two)):
         if policy is None or policy.chosen != actual:
@@ -295,7 +297,7 @@ def action_luck(state: poke_engine.State, one: str, two: str, expected: float, m
                        for action, p in policy.probabilities.items())
         except EngineError:
             continue
-        luck += expected - mean
+        luck += ACTION_WEIGHT * (expected - mean)
     return luck
 
 

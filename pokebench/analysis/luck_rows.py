@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.settings import LUCK_VERSION, engine_version
+from pokebench.analysis.settings import ACTION_WEIGHT, LUCK_VERSION, engine_version
 from pokebench.analysis.value import ValueModel, load_value_model
 from pokebench.results.schema import SIDE_ONE_SCORE, LuckRow, LuckTurnRow, columns
 
@@ -25,7 +25,7 @@ LUCK_TURN_COLUMNS = columns(LuckTurnRow)
 
 def luck_settings(model: ValueModel | None = None) -> str:
     """What a game's luck depends on besides the engine: the value function and the analysis's version."""
-    return f"value={(model or load_value_model()).key},luck={LUCK_VERSION}"
+    return f"value={(model or load_value_model()).key},luck={LUCK_VERSION},action={ACTION_WEIGHT}"
 
 
 def side_one_score(winner: Any) -> float:

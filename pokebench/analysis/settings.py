@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "engine_version"]
+__all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "engine_version"]
 
 #: Bumped when what is searched changes (the bridge, the views; 2: the player view infers sets from the
 #: battle, pokebench/engine/inference.py): older cached searches are not reused.
@@ -13,6 +13,11 @@ ANALYSIS_VERSION = 2
 #: Bumped when what the luck of a turn is changes (pokebench/analysis/luck.py): older cached luck is not reused.
 #: 3: the action luck of bots that record their policy.
 LUCK_VERSION = 3
+#: The weight of the action term in a turn's luck (pokebench/analysis/luck.py): any fixed weight keeps the adjusted
+#: score unbiased; this one is the least-variance weight on bot games of the fit's own seeds
+#: (``benchmarks/luck_validation.py --seed-text pokebench-luck-fit``), checked on held-out seeds (docs/analysis.md):
+#: at weight 1 the term, whose Q sees one turn ahead, added variance there. Part of the luck cache's key.
+ACTION_WEIGHT = 0.4
 
 
 @dataclass(frozen=True)
