@@ -20,14 +20,12 @@ import pandas as pd
 from pokebench.analysis.quality import quality_figures
 from pokebench.results.figures import adjusted_figures
 from pokebench.results.reading import read_meta, read_table
-from pokebench.results.schema import DecisionQualityRow, GameRow, RatingRow
+from pokebench.results.schema import DecisionQualityRow, GameRow, LuckRow, LuckTurnRow, RatingRow, columns
 from pokebench.results.writing import write_table
 
-#: The columns of luck.csv and luck_turns.csv, in order, as branch luck-core's LuckRow and LuckTurnRow have them.
-LUCK_COLUMNS = ["uid", "game_id", "run", "p1", "p2", "score_p1", "luck_p1", "adjusted_p1", "start_p1",
-                "turns_analysed", "turns_failed", "error", "value_model"]
-TURN_COLUMNS = ["uid", "game_id", "turn", "v_before", "v_after", "expected", "luck_p1", "roll_luck", "outcomes",
-                "event", "error"]
+#: The columns of luck.csv and luck_turns.csv, in order: the published contract's.
+LUCK_COLUMNS = columns(LuckRow)
+TURN_COLUMNS = columns(LuckTurnRow)
 VALUE_MODEL = "logistic-test 1"
 NO_TURN = "no searchable turn: the engine could not take any position of this game"
 PANIC = "Taunt duration cannot be 3 when taunt volatile is active"
@@ -88,14 +86,16 @@ def add_luck(folder: Path) -> LuckGames:
             if g["uid"] == chosen.failed_turn and t == 2:
                 failed += 1
                 turn_rows.append({**base, "turn": t, "v_before": None, "v_after": None, "expected": None,
-                                  "luck_p1": 0.0, "roll_luck": 0.0, "outcomes": 0, "event": "", "error": PANIC})
+                                  "luck_p1": 0.0, "roll_luck": 0.0, "action_luck": 0.0, "outcomes": 0, "event": "",
+                                  "error": PANIC})
                 continue
             after = values[t]
             luck, event = GRAPH_LUCK.get(t, (0.0, "")) if g["uid"] == graph else _turn_luck(t, k, after)
             total += luck
             turn_rows.append({**base, "turn": t, "v_before": values[t - 1], "v_after": after,
                               "expected": after - luck, "luck_p1": luck,
-                              "roll_luck": luck if event == "damage roll" else 0.0, "outcomes": 8 if event else 1,
+                              "roll_luck": luck if event == "damage roll" else 0.0, "action_luck": 0.0,
+                              "outcomes": 8 if event else 1,
                               "event": event, "error": None})
         luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
                           "luck_p1": round(total, 6), "adjusted_p1": round(score - total, 6),
