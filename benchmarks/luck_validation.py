@@ -40,6 +40,7 @@ from pokebench.analysis.luck import game_luck
 from pokebench.analysis.luck_rows import luck_settings, read_luck
 from pokebench.analysis.settings import ACTION_WEIGHT, engine_version
 from pokebench.analysis.value import load_value_model
+from pokebench.engine.errors import hold_panic_output
 from pokebench.engine.from_showdown import game_positions
 from pokebench.results.loading import load_runs
 
@@ -183,6 +184,7 @@ def detail(luck: pd.DataFrame, turns: pd.DataFrame) -> None:
 def _chunk(games: list[tuple[str, list[str], dict | None]]) -> tuple[dict[str, dict], float, float]:
     """The luck of a chunk of games (uid, input log, recorded policies) replayed by one simulator process; the CPU
     seconds of the replay's Python side and of the luck."""
+    hold_panic_output()  # a worker: an engine panic is its turn's error, not a dump in the output
     started = time.process_time()
     replayed = game_positions([(uid, log) for uid, log, _ in games])
     replay = time.process_time() - started

@@ -29,6 +29,7 @@ from pokebench.analysis.analyse import LuckGame, luck_entries, recorded_policies
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck_rows import luck_settings, read_luck
 from pokebench.analysis.settings import engine_version
+from pokebench.engine.errors import hold_panic_output
 from pokebench.results.loading import SHARD_FILE, game_uid
 from pokebench.results.run_stores import RunStores
 
@@ -57,5 +58,6 @@ def run_luck(stores: RunStores, games: pd.DataFrame) -> pd.DataFrame:
                         recorded_policies(sides.get(str(g["game_id"]))))
                for g in framed.to_dict("records") if g["uid"] not in cached]
     if missing:  # a shard of the run appends to its own file (never one file from several processes)
+        hold_panic_output()  # no game in flight (docstring): an engine panic is its turn's error, not a dump
         append_entries(luck_path(stores.run_dir, shard_of(stores.own_path)), luck_entries(missing))
     return read_luck([stores.run_dir], framed)[0]
