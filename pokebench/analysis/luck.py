@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import poke_engine
@@ -45,7 +45,7 @@ from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
 from pokebench.engine.state import build_state
 
-__all__ = ["APPROXIMATIONS", "ACTION_WEIGHT", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
+__all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
            "turn_luck", "turn_outcomes", "expected_value", "action_luck", "EVENTS"]
 
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
@@ -286,15 +286,15 @@ def action_luck(state: poke_engine.State, one: str, two: str, expected: float, m
                 policy_one: KnownPolicy | None, policy_two: KnownPolicy | None) -> float:
     """Side one's luck from the sides' known random draws this turn (module docstring): :data:`ACTION_WEIGHT` × (Q
     of what each drew less its policy's mean Q, the other side's actual choice held); `expected` is Q(one, two)."""
+    sides: tuple[tuple[KnownPolicy | None, str, Callable[[str], float]], ...] = (
+        (policy_one, one, lambda a: expected_value(state, a, two, model)),  # side one's draw, side two's choice held
+        (policy_two, two, lambda b: expected_value(state, one, b, model)))
     luck = 0.0
-    for policy, actual in ((policy_one, one), (policy_two, two)):
+    for policy, actual, q in sides:
         if policy is None or policy.chosen != actual:
             continue
         try:  # an alternative the engine cannot take: no action luck from this side (whatever it drew)
-            mean = sum(p * (expected if action == actual else
-                            expected_value(state, action, two, model) if policy is policy_one else
-                            expected_value(state, one, action, model))
-                       for action, p in policy.probabilities.items())
+            mean = sum(p * (expected if action == actual else q(action)) for action, p in policy.probabilities.items())
         except EngineError:
             continue
         luck += ACTION_WEIGHT * (expected - mean)

@@ -34,7 +34,8 @@ class PolicyLog:
     def record(self, battle: AbstractBattle, chosen: BattleOrder, orders: Sequence[BattleOrder], epsilon: float,
                greedy: BattleOrder | None = None) -> None:
         """The bot chose `chosen`: uniformly from `orders` with probability `epsilon`, else `greedy`."""
-        if any(battle.force_switch) if isinstance(battle.force_switch, list) else battle.force_switch:
+        forced = battle.force_switch  # a list in doubles
+        if any(forced) if isinstance(forced, list) else forced:
             return
         self.entries.append({"turn": battle.turn, "choice": choice_text(chosen),
                              "orders": [choice_text(o) for o in orders], "epsilon": epsilon,
