@@ -9,9 +9,9 @@ the run's as one cache); the rows are read back as the publish reads them (:func
 So a later ``pokebench analyse NAME`` or publish measures none of these games again, and a restarted run
 measures only the games it had not measured.
 
-Where it runs: in the run's process (not analyse's process pool: a pool worker first loads the set table
-the decision searches need, 25 s for 24 games in one worker against 3.3 s of CPU here; the replay itself is
-a simulator process). A sequential run measures between its steps, when no game is in flight, in a thread
+Where it runs: in the run's process, not analyse's process pool (measured on 24 games: 25 s with one pool
+worker, a spawned process that imports the engine and the analysis afresh, against 2.8 s wall and 3.3 s of
+CPU here; the replay itself is a simulator process either way). A sequential run measures between its steps, when no game is in flight, in a thread
 (:func:`asyncio.to_thread`, :func:`pokebench.play.sequential.run_sequential`), so the arena's asyncio loop
 stays free for the connections it keeps; the end of a run measures after the last game. Measured on
 ``bots-smoke`` games: 0.14 s of CPU per game at the end of a run, 0.26 s in a sequential run of 2-game
