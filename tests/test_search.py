@@ -301,7 +301,8 @@ def _opponent_facts(lines: list[str], role: str) -> dict[str, Any]:
             details = parts[3].split(", ")
             level = next((int(d[1:]) for d in details[1:] if re.fullmatch(r"L\d+", d)), 100)
             species[nick] = (_id(details[0]), level)
-        elif parts[1] == "move":
+        elif parts[1] == "move" and _id(parts[3]) != "struggle" and not any(p.startswith("[from]") for p in parts[4:]):
+            # a move of its set: not Struggle (no PP or every move disabled), not one another move called
             moves.setdefault(nick, set()).add(_id(parts[3]))
         elif parts[1] == "-terastallize":
             tera[nick] = _id(parts[3])
