@@ -4,7 +4,7 @@ Tests in lanes: a test that needs the server set up (``make setup``) is marked `
 the ``showdown`` fixture, marked here, and the modules that start it (or node) themselves, marked in the
 module. ``make test-quick`` runs the rest (``-m "not server and not slow"``) on a clone without set-up.
 
-In parallel (``make test``: pytest-xdist, a worker per core, ``--dist loadgroup``) every worker is a session
+In parallel (``make test``: pytest-xdist, a worker per core and one more, ``--dist loadgroup``) every worker is a session
 of its own: it starts its own ``showdown`` server (on a free port; a port taken meanwhile by another worker
 makes the server start again on another), and every test writes under its own ``tmp_path``. Two rules keep
 the expensive things done once and the workers busy to the end:
