@@ -39,7 +39,7 @@ from pokebench.paths import RUNS_DIR
 from pokebench.results.loading import PublishError, load_runs
 from pokebench.util import parse_shard
 
-__all__ = ["analyse_runs", "AnalysisReport", "LuckGame", "luck_entries", "recorded_policies", "in_shard", "main"]
+__all__ = ["analyse_runs", "AnalysisReport", "StoredGame", "luck_entries", "recorded_policies", "in_shard", "main"]
 
 _SETS: Any = None
 
@@ -61,17 +61,24 @@ class AnalysisReport:
 
 
 @dataclass(frozen=True)
-class _Task:
+class StoredGame:
+    """A stored game to analyse: what the analysis reads of it."""
+
     uid: str
     run: str
     game_id: str
     players: dict[str, str]  # side -> player
     input_log: list[str]
+    policies: dict[str, list[dict[str, Any]]] | None = None  # :func:`recorded_policies` of its players' entries
+
+
+@dataclass(frozen=True)
+class _Task:
+    game: StoredGame
     settings: Settings
     indices: frozenset[int] | None  # None: every decision; empty: none (the luck alone)
     repeat: int
     luck: bool = False  # measure the game's luck too
-    policies: dict[str, list[dict[str, Any]]] | None = None  # side -> a bot's recorded policy (its action luck)
 
 
 def _init_worker() -> None:
@@ -106,30 +113,19 @@ def _work(chunk: list[_Task]) -> list[tuple[list[dict[str, Any]], dict[str, Any]
 
     engine = engine_version()
     out = []
-    for task, game in zip(chunk, game_positions([(task.uid, task.input_log) for task in chunk]), strict=True):
+    for task, game in zip(chunk, game_positions([(t.game.uid, t.game.input_log) for t in chunk]), strict=True):
+        stored = task.game
         entries = [] if task.indices == frozenset() else score_game(
-            game, task.input_log, _SETS, task.settings, set(task.indices) if task.indices is not None else None)
+            game, stored.input_log, _SETS, task.settings, set(task.indices) if task.indices is not None else None)
         luck = None
         if task.luck:
-            luck = {**game_luck(game, load_value_model(), task.policies), "uid": task.uid, "run": task.run,
-                    "game_id": task.game_id, "engine": engine, "settings": luck_settings()}
-        out.append(([{**entry, "uid": task.uid, "run": task.run, "game_id": task.game_id,
-                      "player": task.players[entry["side"]], "decisions_in_game": len(game.decisions),
+            luck = {**game_luck(game, load_value_model(), stored.policies), "uid": stored.uid, "run": stored.run,
+                    "game_id": stored.game_id, "engine": engine, "settings": luck_settings()}
+        out.append(([{**entry, "uid": stored.uid, "run": stored.run, "game_id": stored.game_id,
+                      "player": stored.players[entry["side"]], "decisions_in_game": len(game.decisions),
                       "engine": engine, "settings": task.settings.key, "repeat": task.repeat} for entry in entries],
                     luck))
     return out
-
-
-@dataclass(frozen=True)
-class LuckGame:
-    """A stored game whose luck :func:`luck_entries` measures."""
-
-    uid: str
-    run: str
-    game_id: str
-    players: dict[str, str]  # side -> player
-    input_log: list[str]
-    policies: dict[str, list[dict[str, Any]]] | None = None  # :func:`recorded_policies` of its players' entries
 
 
 def recorded_policies(sides: dict[str, dict[str, Any]] | None) -> dict[str, list[dict[str, Any]]] | None:
@@ -140,12 +136,11 @@ def recorded_policies(sides: dict[str, dict[str, Any]] | None) -> dict[str, list
     return found or None
 
 
-def luck_entries(games: Sequence[LuckGame]) -> list[dict[str, Any]]:
+def luck_entries(games: Sequence[StoredGame]) -> list[dict[str, Any]]:
     """The luck cache's entries of `games` (:mod:`pokebench.analysis.cache`), measured in this process, one
     simulator process replaying them all: what ``analyse`` appends for them, for a caller that measures a few
     games itself (a run between its steps) rather than in a pool of workers."""
-    tasks = [_Task(g.uid, g.run, g.game_id, g.players, g.input_log, Settings(), frozenset(), 0, True, g.policies)
-             for g in games]
+    tasks = [_Task(game, Settings(), frozenset(), 0, True) for game in games]
     return [luck for _, luck in _work(tasks) if luck is not None] if tasks else []
 
 
@@ -186,34 +181,36 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
             lucky |= {e["uid"] for e in read_entries(luck_path(runs_dir / run), engine, luck_settings(), key=game_key)}
         tasks = []
         games = [g for g in data.games.to_dict("records") if in_shard(str(g["uid"]), shard)]
-        for game in games:
-            uid = str(game["uid"])
+        records = {str(g["uid"]): g for g in games}
+        stored: dict[str, StoredGame] = {}
+
+        def stored_game(uid: str) -> StoredGame:  # its record read once, for the analysis and the spread
+            if uid not in stored:
+                game = records[uid]
+                stored[uid] = StoredGame(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
+                                         list(data.record(uid).get("input_log") or []),
+                                         recorded_policies(data.players.get(uid)))
+            return stored[uid]
+
+        for uid in records:
             mine = [e for e in cached.get(uid, []) if e.get("repeat", 0) == 0]
             search = quality and not _complete(mine)
             measure = luck and uid not in lucky
             if search or measure:
-                tasks.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
-                                   list(data.record(uid).get("input_log") or []), settings,
-                                   None if search else frozenset(), 0, measure, recorded_policies(data.players.get(uid))))
-        records = {str(g["uid"]): g for g in games}
-        logs = {task.uid: task.input_log for task in tasks}
+                tasks.append(_Task(stored_game(uid), settings, None if search else frozenset(), 0, measure))
         started = time.perf_counter()
         decisions, luck_games, luck_turns = _run(tasks, runs_dir, workers, progress, "analyse", shard)
         repeats = 0
         if spread:
-            every = [e for uid in records for e in read_entries(cache_path(runs_dir / str(records[uid]["run"])),
-                                                                  engine, settings.key) if e["uid"] == uid]
+            every = [e for run in dict.fromkeys(str(g["run"]) for g in games)  # each run's cache read once
+                     for e in read_entries(cache_path(runs_dir / run), engine, settings.key)
+                     if e["uid"] in records and str(records[e["uid"]]["run"]) == run]
             done = {(e["uid"], e["index"]) for e in every if e.get("repeat", 0) == 1}
             wanted = [e for e in _spread_sample(every, spread) if (e["uid"], e["index"]) not in done]
             by_game: dict[str, set[int]] = {}
             for entry in wanted:
                 by_game.setdefault(entry["uid"], set()).add(entry["index"])
-            again = []
-            for uid, indices in by_game.items():
-                game = records[uid]
-                log = logs.get(uid) or list(data.record(uid).get("input_log") or [])
-                again.append(_Task(uid, str(game["run"]), str(game["game_id"]), {"p1": game["p1"], "p2": game["p2"]},
-                                   log, settings, frozenset(indices), 1))
+            again = [_Task(stored_game(uid), settings, frozenset(indices), 1) for uid, indices in by_game.items()]
             repeats = _run(again, runs_dir, workers, progress, "spread", shard)[0]
         seconds = time.perf_counter() - started
         return AnalysisReport(len(data.games), sum(t.indices != frozenset() for t in tasks), decisions, repeats,

@@ -324,22 +324,9 @@ def _choice(decision: Decision) -> str:
 
 
 def _engine_choice(choice: str, side: dict[str, Any]) -> str:
-    """A choice (``move ID [terastallize]``, ``switch N``, or a bot's ``switch SPECIES``) as
-    ``generate_instructions`` takes it; an EngineError for a switch to a Pokémon the side does not have."""
-    words = choice.split()
-    if len(words) >= 2 and words[0] == "switch" and not words[1].isdigit():  # poke-env names it: "Iron Leaves"
-        wanted = _id("".join(words[1:]))
-        for match in (str.__eq__, str.startswith):  # poke-env names a cosmetic forme (florgesorange) by its species
-            found = [m for m in side["pokemon"] if match(_id(m["species"]), wanted)]
-            if len(found) == 1:
-                return str(found[0]["species"])
-        raise EngineError(f"choice {choice!r}: the side has no such Pokémon "
-                          f"({', '.join(str(m['species']) for m in side['pokemon'])})")
+    """A choice (``move ID [terastallize]``, ``switch N``, or a bot's ``switch NAME``) as ``generate_instructions``
+    takes it (a switch: the species alone)."""
     return engine_action(choice, side).removeprefix("switch ")
-
-
-def _id(name: object) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(name).lower())
 
 
 def _real(state: dict[str, Any]) -> Snapshot:

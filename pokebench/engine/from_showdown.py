@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from pokebench.engine.errors import EngineError
 from pokebench.engine.position import BOOSTS, STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
+from pokebench.engine.speed import to_id
 from pokebench.engine.state import representable
 from pokebench.showdown.node import run_script
 
@@ -166,7 +167,9 @@ def engine_action(choice: str, side: dict[str, Any]) -> str:
     """A Showdown choice as the engine names the action (`side`: the deciding side's state).
 
     ``move ID`` is ``ID``, with Terastallization ``ID-tera``; ``switch N`` is ``switch SPECIES``
-    (the N-th Pokémon of the side, in Showdown's current order); anything else is returned as is.
+    (the N-th Pokémon of the side, in Showdown's current order), and so is a poke-env order's ``switch NAME``
+    (``switch Iron Leaves``; a cosmetic forme by its species: ``Florges`` for ``florgesorange``); anything else
+    is returned as is.
     """
     words = choice.split()
     if len(words) >= 2 and words[0] == "move":
@@ -176,4 +179,12 @@ def engine_action(choice: str, side: dict[str, Any]) -> str:
         if not 0 <= index < len(side["pokemon"]):
             raise EngineError(f"choice {choice!r}: the side has {len(side['pokemon'])} Pokémon")
         return "switch " + side["pokemon"][index]["species"]
+    if len(words) >= 2 and words[0] == "switch":
+        wanted = to_id("".join(words[1:]))
+        for match in (str.__eq__, str.startswith):
+            found = [m for m in side["pokemon"] if match(to_id(m["species"]), wanted)]
+            if len(found) == 1:
+                return "switch " + found[0]["species"]
+        raise EngineError(f"choice {choice!r}: the side has no such Pokémon "
+                          f"({', '.join(str(m['species']) for m in side['pokemon'])})")
     return choice
