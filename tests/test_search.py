@@ -364,7 +364,8 @@ def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search
         side = "p1" if result.spec.p1 == "search" else "p2"
         wins += result.record["winner"] == side
         summary = result.players[side]
-        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "samples": 2, "inference": True, "engine": ENGINE,
+        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "decision_ms": 0, "samples": 2, "inference": True,
+                                     "engine": ENGINE,
                                      "seeded": False}
         assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
         rows = [d for d in result.decisions if d.side == side]
@@ -453,3 +454,54 @@ def test_positions_from_real_games_round_trip_through_the_engine(search_games):
         for side in (p.side_one, p.side_two):
             for m in side.mons:
                 assert f"{m.species.upper()},{m.level}," in text  # no name became NONE
+
+
+@needs_engine
+def test_a_decisions_time_is_shared_by_its_samples_searched_workers_at_a_time_unless_a_position_budget_is_given():
+    from pokebench.engine.search import Budget
+    from pokebench.players.search import position_budget
+
+    assert position_budget(0, 0, 200, 4, 1) == Budget(duration_ms=50)  # four positions one after the other
+    assert position_budget(0, 0, 200, 4, 2) == Budget(duration_ms=100)  # two rounds of two side by side
+    assert position_budget(0, 0, 200, 3, 2) == Budget(duration_ms=100)
+    assert position_budget(0, 0, 200, 1, 3) == Budget(duration_ms=200)
+    assert position_budget(1000, 0, 200, 4, 1) == Budget(iterations=1000)  # reproducible work wins
+    assert position_budget(0, 30, 200, 4, 1) == Budget(duration_ms=30)
+    for bad, says in [((0, 0, 0, 4, 1), "decision_ms > 0"), ((0, 0, 3, 4, 1), "raise it or lower samples"),
+                      ((0, 0, 200, 0, 1), "samples must be at least 1")]:
+        with pytest.raises(ValueError, match=says):
+            position_budget(*bad)
+
+
+@needs_engine
+def test_the_searches_of_a_decisions_positions_combine_visits_summed_values_averaged_over_the_common_actions():
+    from pokebench.engine.errors import EngineError
+    from pokebench.engine.search import StateSearch, combine
+
+    one = StateSearch({"tackle": (60, 30.0), "switch eevee": (40, 28.0), "ember": (5, 1.0)}, 105)
+    two = StateSearch({"tackle": (10, 2.0), "switch eevee": (50, 40.0)}, 60)
+    result = combine([one, two])
+    assert [(a.action, a.visits) for a in result.actions] == [("switch eevee", 90), ("tackle", 70)]
+    assert result.best.value == pytest.approx((28 / 40 + 40 / 50) / 2)
+    assert (result.iterations, result.states, result.partial_actions) == (165, 2, ("ember",))
+    with pytest.raises(EngineError, match="no action in common"):
+        combine([one, StateSearch({"surf": (1, 1.0)}, 1)])
+
+
+@pytest.mark.slow
+@needs_engine
+def test_a_search_bot_on_a_time_budget_searches_every_position_of_a_decision_on_the_workers(showdown):
+    """decision_ms=60 over 2 samples and 2 workers: each position searched 60 ms, side by side; the record says so."""
+    from pokebench.players.search import SearchBot
+
+    specs = build_schedule("search", "search-timed", 1, [("search", "random")])
+    outcomes = results(play(showdown, specs, {**BOTS, "search": functools.partial(
+        SearchBot, decision_ms=60, samples=2, workers=2)}))
+    for result in outcomes:
+        side = "p1" if result.spec.p1 == "search" else "p2"
+        summary = result.players[side]
+        assert summary["search"] | {"engine": ""} == {"iterations": 0, "duration_ms": 60, "decision_ms": 60, "samples": 2,
+                                                      "inference": True, "engine": "", "seeded": False}
+        searched = [d for d in result.decisions if d.side == side and d.extra["engine_iterations"]]
+        assert searched and summary["fallbacks"] == 0, summary["fallback_reasons"]
+        assert all(d.extra["engine_iterations"] >= 2 * 1000 for d in searched)  # the engine's granularity, each

@@ -82,29 +82,48 @@ class SearchResult:
         return self.actions[0]
 
 
-def _run(state: poke_engine.State, budget: Budget) -> poke_engine.MctsResult:
-    return guarded("searching", lambda: poke_engine.monte_carlo_tree_search(
+@dataclass(frozen=True)
+class StateSearch:
+    """One state's search: side one's actions as ``{action: (visits, total_score)}`` (picklable, for a worker)."""
+
+    actions: dict[str, tuple[int, float]]
+    iterations: int
+
+
+def search_state(state: poke_engine.State, budget: Budget) -> StateSearch:
+    """The engine's MCTS on one state."""
+    result = guarded("searching", lambda: poke_engine.monte_carlo_tree_search(
         state, duration_ms=budget.duration_ms, iterations=budget.iterations, threads=budget.threads))
+    return StateSearch({o.move_choice: (o.visits, o.total_score) for o in result.side_one}, result.total_visits)
 
 
-def search(states: Sequence[poke_engine.State], budget: Budget) -> SearchResult:
-    """MCTS on each state, side one's actions averaged over them (see the module docstring)."""
-    if not states:
+def search_text(text: str, budget: Budget) -> StateSearch:
+    """:func:`search_state` on a state given as ``State.to_string()`` (a worker process's task)."""
+    return search_state(guarded("reading a state", functools.partial(poke_engine.State.from_string, text)), budget)
+
+
+def combine(searches: Sequence[StateSearch]) -> SearchResult:
+    """Side one's actions over several states' searches: visits summed, mean values averaged, over the
+    actions every state offers (the others are ``partial_actions``)."""
+    if not searches:
         raise EngineError("nothing to search: no position given")
-    results = [_run(state, budget) for state in states]
-    per_state = [{o.move_choice: o for o in r.side_one} for r in results]
+    per_state = [s.actions for s in searches]
     common = set(per_state[0]).intersection(*per_state[1:])
     if not common:
-        raise EngineError(f"the {len(states)} positions give side one no action in common")
-    actions = [ActionValue(name, sum(s[name].visits for s in per_state),
-                           statistics.fmean(s[name].total_score / max(1, s[name].visits) for s in per_state))
+        raise EngineError(f"the {len(searches)} positions give side one no action in common")
+    actions = [ActionValue(name, sum(s[name][0] for s in per_state),
+                           statistics.fmean(s[name][1] / max(1, s[name][0]) for s in per_state))
                for name in common]
     actions.sort(key=lambda a: (-a.visits, -a.value, a.action))
     partial = set().union(*per_state) - common
-    return SearchResult(actions, sum(r.total_visits for r in results), len(states), tuple(sorted(partial)))
+    return SearchResult(actions, sum(s.iterations for s in searches), len(searches), tuple(sorted(partial)))
+
+
+def search(states: Sequence[poke_engine.State], budget: Budget) -> SearchResult:
+    """MCTS on each state, side one's actions combined over them (:func:`combine`)."""
+    return combine([search_state(state, budget) for state in states])
 
 
 def search_texts(texts: Sequence[str], budget: Budget) -> SearchResult:
     """:func:`search` on states given as ``State.to_string()`` (picklable: for a worker process)."""
-    return search([guarded("reading a state", functools.partial(poke_engine.State.from_string, text))
-                   for text in texts], budget)
+    return combine([search_text(text, budget) for text in texts])

@@ -4,8 +4,10 @@ At each decision it builds ``samples`` positions of what it knows (:mod:`pokeben
 its own team exact, the opponent's revealed facts, the rest sampled from the pinned server's
 random-battle sets by what the battle showed (:mod:`pokebench.engine.inference`; ``inference=False``:
 by the revealed facts alone) with the game's seeded ``self.rng``; never the opponent's hidden team), runs
-the engine's MCTS on each with the budget per position (``iterations``, else ``duration_ms``),
-and plays the action most visited over the samples, Terastallization included. If the engine's
+the engine's MCTS on each, the positions side by side on the search workers, and plays the action most
+visited over the samples, Terastallization included. The budget is per decision (``decision_ms``: the
+method's 200 ms per move, shared by the positions, ``workers`` at a time) unless one is given per
+position (``iterations``, for reproducible work: the engine then runs exactly that many; else ``duration_ms``). If the engine's
 action cannot be played (a name that maps to no offered move or switch, a position the engine
 refuses or fails on), it plays the next-ranked action that can, else a random legal one, and logs why;
 a failed search's error is the decision's ``engine_error``.
@@ -42,7 +44,7 @@ from pokebench.player.bench_player import BenchPlayer
 from pokebench.player.decisions import DecisionRecord
 
 if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
-    from pokebench.engine.search import ActionValue, SearchResult
+    from pokebench.engine.search import ActionValue, Budget, SearchResult
 #: What a run that lists the search bot can do on a machine without the engine.
 WITHOUT_IT = ("Or play the run without the search bot: add '~players.search' matchups=all to the command line "
               "(its other players, all against all).")
@@ -62,6 +64,31 @@ def search_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
         return _POOL
 
 
+def default_workers() -> int:
+    """Search workers when a config gives none: the cores less one (poke-env's loop and the server need one), at least 1."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def position_budget(iterations: int, duration_ms: int, decision_ms: int, samples: int, workers: int) -> Budget:
+    """Each sampled position's search budget: `iterations` if given, else `duration_ms`, else the decision's
+    `decision_ms` shared by its `samples` positions, searched `workers` at a time (a ValueError says what is wrong)."""
+    from pokebench.engine.search import Budget
+
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, not {samples}")
+    if iterations or duration_ms:
+        return Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
+    if decision_ms <= 0:
+        raise ValueError("a search budget needs iterations > 0, duration_ms > 0 (per position) or decision_ms > 0 "
+                         f"(per decision), not iterations={iterations}, duration_ms={duration_ms}, "
+                         f"decision_ms={decision_ms}")
+    rounds = -(-samples // min(samples, max(1, workers)))
+    if decision_ms < rounds:
+        raise ValueError(f"decision_ms={decision_ms} is less than 1 ms per sampled position ({samples} samples, "
+                         f"{workers} workers): raise it or lower samples")
+    return Budget(duration_ms=decision_ms // rounds)
+
+
 def _drop_pool(broken: concurrent.futures.ProcessPoolExecutor) -> None:
     global _POOL
     with _POOL_LOCK:
@@ -77,16 +104,13 @@ class SearchBot(BenchPlayer):
     #: It searches with poke-engine, the decision analysis's engine (:class:`~pokebench.player.hooks.SearchesWithEngine`).
     searches_with_engine = True
 
-    def __init__(self, iterations: int = 1000, duration_ms: int = 0, samples: int = 4,
+    def __init__(self, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
                  workers: int | None = None, inference: bool = True, **kwargs: Any) -> None:
         self.engine = check_engine()
-        from pokebench.engine.search import Budget
-
-        self.budget = Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
-        if samples < 1:
-            raise ValueError(f"samples must be at least 1, not {samples}")
+        self.workers = workers or default_workers()
+        self.budget = position_budget(iterations, duration_ms, decision_ms, samples, self.workers)
+        self.decision_ms = 0 if iterations or duration_ms else decision_ms
         self.samples = samples
-        self.workers = workers or max(1, (os.cpu_count() or 2) - 1)
         self.sets = SetTable.load()
         # the evidence the opponent's sets are inferred from (pokebench/engine/inference.py); off: revealed facts alone
         self.evidence = EVIDENCE if inference else frozenset()
@@ -95,23 +119,22 @@ class SearchBot(BenchPlayer):
         self.fallbacks: list[str] = []
 
     @classmethod
-    def preflight(cls, iterations: int = 1000, duration_ms: int = 0, samples: int = 4, **_: Any) -> None:
+    def preflight(cls, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
+                  workers: int | None = None, **_: Any) -> None:
         """Before any game: the engine (Gen 9, Terastallization) and the set table; a RuntimeError says what is wrong."""
         try:
             check_engine()
         except EngineUnavailable as err:
             raise EngineUnavailable(f"{err} {WITHOUT_IT}") from None
-        from pokebench.engine.search import Budget
-
         try:
-            Budget(iterations=iterations, duration_ms=0 if iterations else duration_ms)
+            position_budget(iterations, duration_ms, decision_ms, samples, workers or default_workers())
         except ValueError as err:
             raise RuntimeError(f"search bot: {err}") from None
         SetTable.load()
 
     def settings(self) -> dict[str, Any]:
         return {"iterations": self.budget.iterations, "duration_ms": self.budget.duration_ms,
-                "samples": self.samples, "inference": bool(self.evidence), "engine": self.engine, "seeded": False}
+                "decision_ms": self.decision_ms, "samples": self.samples, "inference": bool(self.evidence), "engine": self.engine, "seeded": False}
 
     def begin_game(self, context: Any, on_failure: Any = None) -> None:
         super().begin_game(context, on_failure)
@@ -125,17 +148,20 @@ class SearchBot(BenchPlayer):
         if len(only) == 1:  # nothing to choose (a recharge turn, one Pokémon left to send in): no search
             self._log(battle, started, only[0], None, None, None)
             return only[0]
-        from pokebench.engine.search import search_texts
+        from pokebench.engine.search import combine, search_text
 
         failure: str | None = None
         try:
             texts = self.state_texts(battle)
             pool = search_pool(self.workers)
-            try:
-                result = await asyncio.get_running_loop().run_in_executor(pool, search_texts, texts, self.budget)
+            loop = asyncio.get_running_loop()
+            try:  # each sampled position a task of its own: the pool's workers search them side by side
+                searches = await asyncio.gather(*(loop.run_in_executor(pool, search_text, text, self.budget)
+                                                  for text in texts))
             except concurrent.futures.process.BrokenProcessPool:
                 _drop_pool(pool)
                 raise EngineError("the search worker died")
+            result = combine(searches)
             order, action = self._order(battle, result)
         except EngineError as err:
             failure = str(err)
