@@ -13,8 +13,9 @@ milliseconds fixes the time, the iterations then depend on the machine and its l
 looks at the clock every 1000 iterations).
 
 poke-engine holds Python's GIL while it searches: a thread does not let other Python code run
-meanwhile. :func:`search_texts` takes the states as the engine's text, so that a worker process
-can run it (the search bot does).
+meanwhile. :func:`search_text` takes a state as the engine's text and gives a picklable
+:class:`StateSearch`, so that worker processes can search a decision's positions side by side
+and :func:`combine` their results (the search bot does).
 """
 
 from __future__ import annotations
