@@ -24,6 +24,7 @@ invocation, on an otherwise idle machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -43,6 +44,7 @@ Z = 1.96
 FOUL_PLAY = "foul-play"
 
 
+@functools.lru_cache(maxsize=1)
 def shipped() -> dict[str, object]:
     """The search bot's shipped settings (conf/player/search.yaml), but its target."""
     config = yaml.safe_load((REPO / "conf/player/search.yaml").read_text())
@@ -77,14 +79,6 @@ def parse_variant(text: str) -> tuple[str, dict[str, object]]:
     return name, settings
 
 
-def settings_of(variant: dict[str, object]) -> dict[str, object]:
-    """The variant's full settings: a per-position budget (iterations, duration_ms) replaces the per-decision one."""
-    settings = {**shipped(), **variant}
-    if variant.get("iterations") or variant.get("duration_ms"):
-        settings.setdefault("decision_ms", 0)
-    return settings
-
-
 def play(runs_dir: Path, name: str, settings: dict[str, object], opponents: list[str], pairs: int,
          concurrency: int) -> None:
     matchups = "[" + ",".join(f"[search,{o}]" for o in opponents) + "]"
@@ -116,7 +110,7 @@ def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     complete = games.groupby(["opponent", "pair"]).score.transform("size") == 2
     pairs = games[complete].groupby(["opponent", "pair"]).score.mean().rename("score").reset_index()
     decisions = data.decisions[data.decisions.player == "search"]
-    extra = [e if isinstance(e, dict) else json.loads(e or "{}") for e in decisions.extra]
+    extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
     searched = pd.DataFrame({"latency_s": decisions.latency_s.to_numpy(),
                              "iterations": [e.get("engine_iterations") for e in extra]}).dropna()
     return pairs, searched
@@ -162,7 +156,7 @@ def main() -> None:
     variants = dict(parse_variant(v) for v in args.variant) if args.variant else default_variants()
     results = {}
     for name, variant in variants.items():
-        settings = settings_of(variant)
+        settings = {**shipped(), **variant}  # a per-position budget given wins over decision_ms
         run = f"search-strength-{name}"
         print(f"{run}: {', '.join(f'{k}={v}' for k, v in settings.items())}", flush=True)
         play(args.runs_dir, run, settings, opponents, args.pairs, args.concurrency)

@@ -134,7 +134,8 @@ class SearchBot(BenchPlayer):
 
     def settings(self) -> dict[str, Any]:
         return {"iterations": self.budget.iterations, "duration_ms": self.budget.duration_ms,
-                "decision_ms": self.decision_ms, "samples": self.samples, "inference": bool(self.evidence), "engine": self.engine, "seeded": False}
+                "decision_ms": self.decision_ms, "samples": self.samples, "inference": bool(self.evidence),
+                "engine": self.engine, "seeded": False}
 
     def begin_game(self, context: Any, on_failure: Any = None) -> None:
         super().begin_game(context, on_failure)
