@@ -11,22 +11,29 @@ watchdog): what poke-env alone does on this machine, the loop the harness must b
 Ceiling: the installed package's ``BattleStream`` with its ``RandomPlayerAI`` on both
 sides, no server, one node process per core, same machine, same run.
 The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
-``--profile N``: instead, N harness games of Random against Random under cProfile, both threads apart (the
-arena's loop, and poke-env's loop where every message is parsed and every choice made); their top entries.
+``--profile N``: instead, N games of Random against Random under cProfile, through the harness and then through
+poke-env's loop, each with both threads apart (the main thread: the arena's loop, or the caller of
+``battle_against``; and poke-env's loop, where every message is parsed and every choice made): their top entries,
+poke-env's loop's busy time per turn and its socket sends per game.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
+import os
 import pstats
 import logging
 import random
+import resource
 import subprocess
 import time
-from typing import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
 
 from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
@@ -68,18 +75,66 @@ const games = parseInt(process.argv[1], 10);
 """
 
 
-def ceiling(games: int, processes: int) -> tuple[float, float]:
-    """(games/s, turns per game) of the raw simulator, `processes` node processes at once."""
+@dataclass
+class Measured:
+    """One measurement: games, turns and seconds, and the CPU seconds spent by this Python process and by node
+    (the server and its simulators, or the ceiling's processes) meanwhile."""
+
+    games: int
+    turns: int
+    seconds: float
+    python_cpu: float
+    node_cpu: float
+
+    def row(self, label: str) -> str:
+        rate, per_turn = self.games / self.seconds, 1000 / max(1, self.turns)
+        return (f"{label:42s} {rate:6.1f} games/s  {self.turns / max(1, self.games):5.1f} turns/game  "
+                f"{self.turns / self.seconds:6.0f} turns/s  CPU ms/turn: Python {self.python_cpu * per_turn:4.2f}, "
+                f"node {self.node_cpu * per_turn:4.2f}")
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.turns / self.seconds
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of a running process and its descendants, from /proc."""
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))  # ppid, utime + stime
+    tree, ticks = {pid}, 0
+    for _ in range(4):  # the server, its simulators and their children
+        tree |= {child for child, (parent, _) in stats.items() if parent in tree}
+    ticks = sum(stats[p][1] for p in tree if p in stats)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def measured_on(server: LocalShowdown, out: list[Measured], turns: Callable[[], tuple[int, int]]) -> Iterator[None]:
+    """Time the block, and the CPU of this process and of `server`'s tree; append the Measured to `out`."""
+    assert server.process is not None
+    node, python, start = tree_cpu(server.process.pid), time.process_time(), time.perf_counter()
+    yield
+    seconds = time.perf_counter() - start
+    out.append(Measured(*turns(), seconds, time.process_time() - python, tree_cpu(server.process.pid) - node))
+
+
+def ceiling(games: int, processes: int) -> Measured:
+    """The raw simulator, `processes` node processes at once."""
     per_process = max(1, games // processes)
-    start = time.perf_counter()
+    children, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     procs = [subprocess.Popen(["node", "-e", CEILING_JS, str(per_process)], cwd=showdown_package_dir(), stderr=subprocess.PIPE,
                               text=True) for _ in range(processes)]
     turns = sum(int(proc.communicate()[1].split()[-1]) for proc in procs)
-    return per_process * processes / (time.perf_counter() - start), turns / (per_process * processes)
+    seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    node = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    return Measured(per_process * processes, turns, seconds, 0.0, node)
 
 
-def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> tuple[float, float]:
-    """(games/s, turns per game) through the whole harness."""
+def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> Measured:
+    """Games through the whole harness."""
     factories = {"random": RandomBot, "random2": RandomBot, "max-damage": MaxDamageBot, "heuristic": HeuristicBot}
     specs = build_schedule("bench", f"throughput-{matchup}", max(1, games // 2), [matchup])
 
@@ -87,10 +142,12 @@ def harness(games: int, concurrency: int, matchup: tuple[str, str]) -> tuple[flo
         arena = Arena(server, factories, "gen9randombattle", 300, concurrency, matchup_order=[specs[0].matchup])
         return [o.record["turns"] async for o in arena.play(specs) if isinstance(o, GameResult)]
 
+    out: list[Measured] = []
+    turns: list[int] = []
     with LocalShowdown(sim_processes=usable_cpus()) as server:
-        start = time.perf_counter()
-        turns = asyncio.run(main(server))
-        return len(turns) / (time.perf_counter() - start), sum(turns) / max(1, len(turns))
+        with measured_on(server, out, lambda: (len(turns), sum(turns))):
+            turns = asyncio.run(main(server))
+    return out[0]
 
 
 class LoopRandom(Player):
@@ -103,8 +160,8 @@ class LoopRandom(Player):
         return self.rng.choice(orders) if orders else self.choose_default_move()
 
 
-def poke_env_loop(games: int, concurrency: int) -> tuple[float, float]:
-    """(games/s, turns per game) of poke-env's own ``battle_against`` with `concurrency` games in flight."""
+def poke_env_loop(games: int, concurrency: int) -> Measured:
+    """Games of poke-env's own ``battle_against`` with `concurrency` games in flight."""
     with LocalShowdown(sim_processes=usable_cpus()) as server:
         assert server.address is not None
         config = ServerConfiguration(server.address.websocket_url, "http://127.0.0.1:9/unused")
@@ -112,11 +169,14 @@ def poke_env_loop(games: int, concurrency: int) -> tuple[float, float]:
                            battle_format="gen9randombattle", max_concurrent_battles=concurrency,
                            log_level=logging.CRITICAL) for name in ("loopa", "loopb"))
 
-        start = time.perf_counter()  # battle_against waits for both logins on poke-env's own loop
-        asyncio.run(a.battle_against(b, n_battles=games))
-        elapsed = time.perf_counter() - start
-        turns = [battle.turn for battle in a.battles.values() if battle.finished]
-        return len(turns) / elapsed, sum(turns) / max(1, len(turns))
+        def turns() -> tuple[int, int]:
+            finished = [battle.turn for battle in a.battles.values() if battle.finished]
+            return len(finished), sum(finished)
+
+        out: list[Measured] = []
+        with measured_on(server, out, turns):  # battle_against waits for both logins on poke-env's own loop
+            asyncio.run(a.battle_against(b, n_battles=games))
+        return out[0]
 
 
 def on_poke_loop(call: Callable[[], object]) -> None:
@@ -127,19 +187,31 @@ def on_poke_loop(call: Callable[[], object]) -> None:
 
 
 def profile(games: int, concurrency: int) -> None:
-    """Print the top entries (own time) of the arena's thread and of poke-env's loop over `games` harness games."""
-    arena, poke = cProfile.Profile(), cProfile.Profile()
-    on_poke_loop(poke.enable)  # a profiler counts the thread that enabled it
-    arena.enable()
-    rate, turns = harness(games, concurrency, ("random", "random2"))
-    arena.disable()
-    on_poke_loop(poke.disable)
-    print(f"{rate * turns:.0f} turns/s under the profiler")
-    for label, prof in (("the arena's loop (main thread)", arena), ("poke-env's loop", poke)):
-        out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(20)
-        text = out.getvalue()
-        print(f"==== {label}\n{text[text.find('ncalls'):].rstrip()}")
+    """Print, for `games` harness games of Random against Random and then as many of poke-env's own loop, the
+    top entries (own time) of the main thread and of poke-env's loop, and poke-env's loop's busy time (all but
+    waiting in ``epoll``) per turn and its socket sends per game."""
+    runs: list[tuple[str, Callable[[], Measured]]] = [
+        ("harness", lambda: harness(games, concurrency, ("random", "random2"))),
+        ("poke-env's own loop", lambda: poke_env_loop(games, concurrency)),
+    ]
+    for name, run in runs:
+        main_thread, poke = cProfile.Profile(), cProfile.Profile()
+        on_poke_loop(poke.enable)  # a profiler counts the thread that enabled it
+        main_thread.enable()
+        done = run()
+        main_thread.disable()
+        on_poke_loop(poke.disable)
+        print(f"######## {done.row(name + ' under the profiler')}")
+        for label, prof in (("the main thread", main_thread), ("poke-env's loop", poke)):
+            out = io.StringIO()
+            stats = pstats.Stats(prof, stream=out)
+            own = {func[2]: (entry[1], entry[2]) for func, entry in stats.stats.items()}  # type: ignore[attr-defined]
+            busy = stats.total_tt - own.get("<method 'poll' of 'select.epoll' objects>", (0, 0.0))[1]  # type: ignore[attr-defined]
+            sends = own.get("<method 'send' of '_socket.socket' objects>", (0, 0.0))[0]
+            stats.sort_stats("tottime").print_stats(20)
+            text = out.getvalue()
+            print(f"==== {name}, {label}: busy {busy:.1f} s, {1000 * busy / done.turns:.2f} ms per turn; "
+                  f"{sends / done.games:.1f} socket sends per game\n{text[text.find('ncalls'):].rstrip()}")
 
 
 def main() -> None:
@@ -152,23 +224,19 @@ def main() -> None:
         return profile(args.profile, args.concurrency)
     cores = usable_cpus()
     print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
-    rows = [
-        ("ceiling, raw simulator, 1 process", *ceiling(args.games // 2, 1)),
-        (f"ceiling, raw simulator, {cores} processes", *ceiling(args.games, cores)),
-        ("harness, Max-damage vs Heuristic", *harness(args.games // 2, args.concurrency, ("max-damage", "heuristic"))),
-        ("poke-env's loop, Random vs Random", *poke_env_loop(args.games, args.concurrency)),
-        ("harness, Random vs Random", *harness(args.games, args.concurrency, ("random", "random2"))),
-    ]
-    for label, rate, turns in rows:
-        print(f"{label:42s} {rate:6.1f} games/s  {turns:5.1f} turns/game  {rate * turns:6.0f} turns/s")
-    ceiling_rate, ceiling_turns = rows[1][1:]
-    loop_rate, loop_turns = rows[3][1:]
-    random_rate, random_turns = rows[4][1:]
-    print(f"harness / poke-env's loop per turn {random_rate * random_turns / (loop_rate * loop_turns):.2f}")
-    print(f"ratio per turn {random_rate * random_turns / (ceiling_rate * ceiling_turns):.2f}"
+    ceiling_1, ceiling_all = ceiling(args.games // 2, 1), ceiling(args.games, cores)
+    skilled = harness(args.games // 2, args.concurrency, ("max-damage", "heuristic"))
+    loop = poke_env_loop(args.games, args.concurrency)
+    arena = harness(args.games, args.concurrency, ("random", "random2"))
+    print(ceiling_1.row("ceiling, raw simulator, 1 process"))
+    print(ceiling_all.row(f"ceiling, raw simulator, {cores} processes"))
+    print(skilled.row("harness, Max-damage vs Heuristic"))
+    print(loop.row("poke-env's loop, Random vs Random"))
+    print(arena.row("harness, Random vs Random"))
+    print(f"harness / poke-env's loop per turn {arena.turns_per_second / loop.turns_per_second:.2f}")
+    print(f"ratio per turn {arena.turns_per_second / ceiling_all.turns_per_second:.2f}"
           " (poke-env's Random switches too, so its games are longer than RandomPlayerAI's)")
-    print(f"ratio {random_rate / ceiling_rate:.2f}")
-
+    print(f"ratio {arena.games / arena.seconds / (ceiling_all.games / ceiling_all.seconds):.2f}")
 
 if __name__ == "__main__":
     main()
