@@ -30,10 +30,11 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Protocol, Sequence
 from websockets.exceptions import WebSocketException
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.player.connections import ConnectionPool, shut
 from pokebench.player.decisions import DecisionRecord
 from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.games import GameSpec
-from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, showdown_username
+from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, in_poke_loop, showdown_username
 from pokebench.showdown.address import ServerAddress
 from pokebench.showdown.admin import AdminClient, AdminError, SimulatorCrashed
 from pokebench.util import utc_now
@@ -123,6 +124,7 @@ class Arena:
         self._connection: _Connection | None = None
         self._reconnect_lock = asyncio.Lock()
         self._in_flight: dict[str, dict[str, Seat]] = {}  # game id -> its seats, while it is played
+        self._pool = ConnectionPool()  # poke-env players' connections between games (used on poke-env's loop)
 
     # ---- the server connection -----------------------------------------------------------
     async def _connect(self) -> _Connection:
@@ -200,6 +202,15 @@ class Arena:
             await asyncio.gather(*tasks, return_exceptions=True)
             if self._connection is not None:
                 await self._connection.admin.__aexit__(None, None, None)
+            await self._close_idle()
+
+    async def _close_idle(self) -> None:
+        """Close the players' connections kept for games that will not come."""
+        async def close_all() -> None:
+            await asyncio.gather(*(shut(connection) for connection in self._pool.drain()))
+
+        with contextlib.suppress(Exception):
+            await in_poke_loop(close_all(), timeout=10)
 
     async def _play_limited(self, spec: GameSpec) -> GameResult | HarnessError | NotStarted:
         limits = [self._limits[name] for name in sorted({spec.p1, spec.p2}) if name in self._limits]
@@ -222,7 +233,7 @@ class Arena:
         if isinstance(factory, ExternalCompetitor):
             return await factory.seat(address, spec, side)
         username = showdown_username(name, self.matchup_index.get(spec.matchup, 0), spec)
-        return await PokeEnvSeat.create(factory, username, address, self.battle_format)
+        return await PokeEnvSeat.create(factory, username, address, self.battle_format, self._pool)
 
     async def play_one(self, spec: GameSpec) -> GameResult | HarnessError:
         """Play one game start to end; never raises for a game-level failure."""

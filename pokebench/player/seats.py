@@ -9,6 +9,7 @@ either kind with ``_target_``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 import re
@@ -19,6 +20,7 @@ from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 
 from pokebench.player.bench_player import BenchPlayer, GameContext
+from pokebench.player.connections import Connection, ConnectionPool, shut
 from pokebench.player.decisions import DecisionRecord
 from pokebench.player.faults import HarnessFault
 from pokebench.player.hooks import BoundsThinking, LogsDecisions, SearchesWithEngine, SummarizesGame
@@ -71,10 +73,15 @@ def _log_in_with_token(player: BenchPlayer, token: str) -> None:
     client = player.ps_client
 
     async def log_in(split_message: list[str]) -> None:
-        await client.send_message(f"/trn {client.username},0,{token}")
+        await _rename(client, token)
 
     # poke-env's client has no hook for how it logs in: this one client's method is replaced
     client.log_in = log_in  # type: ignore[method-assign]
+
+
+async def _rename(client: Any, token: str) -> None:
+    """Log in (or, on a connection taken over from an earlier game, rename) as the client's own name."""
+    await client.send_message(f"/trn {client.username},0,{token}")
 
 
 class Seat(ABC):
@@ -142,10 +149,11 @@ class Seat(ABC):
 
 
 class PokeEnvSeat(Seat):
-    """A fresh poke-env player (PokéBench hooks mixed in) for exactly one game."""
+    """A fresh poke-env player (PokéBench hooks mixed in) for exactly one game, on a connection of its own or one
+    taken over from an earlier game (`pool`, see :mod:`pokebench.player.connections`)."""
 
     def __init__(self, factory: Callable[..., BenchPlayer], username: str, address: ServerAddress,
-                 battle_format: str) -> None:
+                 battle_format: str, pool: ConnectionPool | None = None) -> None:
         self.username = username
         self.player: BenchPlayer = factory(  # the arena gives every poke-env player the hooks
             account_configuration=AccountConfiguration(username, None),
@@ -156,18 +164,35 @@ class PokeEnvSeat(Seat):
             log_level=logging.CRITICAL + 1,  # poke-env says nothing: what it meets reaches the arena, which records it
             start_listening=False,
         )
-        _log_in_with_token(self.player, login_token(address.admin_token, username))
+        self.pool = pool
+        self.token = login_token(address.admin_token, username)
         client = self.player.ps_client
-        client._listening_coroutine = asyncio.run_coroutine_threadsafe(client.listen(), client.loop)
+        taken, dropped = pool.take(address.websocket_url) if pool is not None else (None, [])
+        for connection in dropped:
+            asyncio.ensure_future(shut(connection))
+        if taken is None:
+            _log_in_with_token(self.player, self.token)
+            client._listening_coroutine = asyncio.run_coroutine_threadsafe(client.listen(), client.loop)
+            taken = Connection(client, address.websocket_url)
+        else:
+            taken.lend(client)
+        self.connection = taken
+        #: Whether the seat's connection was taken over from an earlier game (it renames instead of logging in).
+        self.renames = taken.reader is not client
 
     @classmethod
     async def create(cls, factory: Callable[..., BenchPlayer], username: str, address: ServerAddress,
-                     battle_format: str) -> "PokeEnvSeat":
+                     battle_format: str, pool: ConnectionPool | None = None) -> "PokeEnvSeat":
         """The seat, built on poke-env's loop in one step and awaited. Built elsewhere, poke-env's ``Player``
         makes each of its queues, events and locks on its loop with a blocking call, nine round trips per player
-        that stop the caller's loop (the arena's) while poke-env's loop is busy with the games in flight."""
+        that stop the caller's loop (the arena's) while poke-env's loop is busy with the games in flight.
+        On a connection taken over, the rename is sent here; `ready` waits for it as for a log-in."""
         async def build() -> PokeEnvSeat:
-            return cls(factory, username, address, battle_format)
+            seat = cls(factory, username, address, battle_format, pool)
+            if seat.renames:
+                with contextlib.suppress(Exception):  # a connection that closed now: `ready` says so
+                    await _rename(seat.player.ps_client, seat.token)
+            return seat
 
         return await in_poke_loop(build())
 
@@ -217,6 +242,20 @@ class PokeEnvSeat(Seat):
         await self._library(f"accept the challenge of {opponent}", self.player.accept_challenges(opponent, 1))
 
     async def close(self, healthy: bool) -> None:
+        """A healthy game's open connection goes back to the pool for the next game; any other is closed."""
+        if healthy and self.pool is not None:
+            pool = self.pool
+
+            async def give_back() -> bool:
+                if not self.connection.open():
+                    return False
+                self.connection.idle(list(self.player.battles))
+                pool.give(self.connection)
+                return True
+
+            with contextlib.suppress(Exception):
+                if await in_poke_loop(give_back(), timeout=5):
+                    return
         client = self.player.ps_client
         try:
             await in_poke_loop(client.stop_listening(), timeout=5)
