@@ -15,6 +15,7 @@ import pytest
 from support.games import BOTS, play, results
 from pokebench.play.arena import HarnessError
 from pokebench.player.bench_player import BenchPlayer
+from pokebench.player.seats import PokeEnvSeat
 from pokebench.play.schedule import build_schedule
 from pokebench.seeds import derive_seed, pair_seeds
 from pokebench.paths import showdown_package_dir
@@ -83,6 +84,24 @@ def test_deterministic_players_give_identical_battle_logs(showdown):
     first, second = (results(play(showdown, [spec]))[0].record for _ in range(2))
     assert without_timestamps(first["log"]) == without_timestamps(second["log"])
     assert first["input_log"] == second["input_log"]
+
+
+def test_players_on_connections_taken_over_from_earlier_games_play_the_same_games(showdown, monkeypatch):
+    """A healthy game's connections are renamed for the next game's players: the games are those of fresh ones."""
+    specs = build_schedule("t", "connections", 2, [("random", "heuristic")])
+    seats: list[PokeEnvSeat] = []
+    create = PokeEnvSeat.create
+
+    async def recorded(*args, **kwargs):
+        seats.append(await create(*args, **kwargs))
+        return seats[-1]
+
+    monkeypatch.setattr(PokeEnvSeat, "create", recorded)
+    taken_over = results(play(showdown, specs, concurrency=1))
+    assert [seat.renames for seat in seats] == [False, False] + [True] * 6  # all but the first game's
+    alone = [results(play(showdown, [spec]))[0] for spec in specs]  # an arena each: connections of their own
+    assert [r.record["input_log"] for r in taken_over] == [r.record["input_log"] for r in alone]
+    assert [r.players for r in taken_over] == [r.players for r in alone]
 
 
 def test_recorded_input_log_replays_to_the_same_winner_and_turns(showdown, tmp_path):
