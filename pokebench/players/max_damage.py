@@ -51,6 +51,8 @@ def damage_estimate(move: Move, attacker: Pokemon, defender: Pokemon | None) -> 
 
 
 class MaxDamageBot(BenchPlayer):
+    draws_from_global_random = False  # draws nothing
+
     def choose_move(self, battle: AbstractBattle) -> BattleOrder:
         opponent = battle.opponent_active_pokemon
         if battle.available_moves and battle.active_pokemon is not None:
@@ -70,6 +72,8 @@ class NoisyMaxDamageBot(MaxDamageBot):
     and Max-damage (ε = 0), for checking that a measure of play ranks them as their strength
     does (``benchmarks/decision_quality_validity.py``). Seeded per game like every bot.
     """
+
+    draws_from_global_random = False  # only from self.rng
 
     def __init__(self, *args: Any, epsilon: float = 0.1, **kwargs: Any) -> None:
         self.preflight(epsilon)

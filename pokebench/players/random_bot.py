@@ -11,6 +11,8 @@ from pokebench.player.policy import PolicyLog
 
 
 class RandomBot(BenchPlayer):
+    draws_from_global_random = False  # only from self.rng
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.policy = PolicyLog()
