@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import copy
 import logging
+import pickle
 import re
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
@@ -84,6 +85,15 @@ async def _rename(client: Any, token: str) -> None:
     await client.send_message(f"/trn {client.username},0,{token}")
 
 
+def snapshot(value: T) -> T:
+    """A deep copy of a seat's summary and decisions: pickled and read back, a few times faster than
+    ``copy.deepcopy`` on a game's policy record; whatever does not pickle is copied by ``copy.deepcopy``."""
+    try:
+        return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))  # our own bytes, read back at once
+    except Exception:
+        return copy.deepcopy(value)
+
+
 class Seat(ABC):
     """What the arena needs from one side of one game."""
 
@@ -145,7 +155,7 @@ class Seat(ABC):
     async def finish(self) -> tuple[dict[str, Any], list[DecisionRecord]]:
         """The game is over: stop the player (no more choices, nothing more spent) and take its summary and
         decisions together, once; nothing the player does afterwards changes them."""
-        return copy.deepcopy((self.summary(), self.decisions()))
+        return snapshot((self.summary(), self.decisions()))
 
 
 class PokeEnvSeat(Seat):
@@ -294,7 +304,7 @@ class PokeEnvSeat(Seat):
         async def on_poke_loop() -> tuple[dict[str, Any], list[DecisionRecord]]:
             # on the loop where the player decides: no decision can start after end_game or interleave with the snapshot
             await self.player.end_game_settled()
-            return copy.deepcopy((self.summary(), self.decisions()))
+            return snapshot((self.summary(), self.decisions()))
 
         return await in_poke_loop(on_poke_loop(), timeout=10)
 
