@@ -7,12 +7,14 @@ fresh poke-env players per game, seed registration, the pinned server with one
 simulator process per core, and the record of every game.
 poke-env's loop: the same Random bot's choice (uniform over ``battle.valid_orders``) in two plain poke-env
 players on the same server, ``battle_against`` with the same games in flight (no seeds, no records, no
-watchdog): what poke-env alone does on this machine, the loop the harness must beat per turn.
+watchdog): what poke-env alone does on this machine, the loop the harness must beat per turn. It is measured
+before any harness game, in the process as poke-env alone leaves it (the arena's first game keeps the objects
+alive then out of the garbage collector's work, :func:`pokebench.play.arena._settle_heap`).
 Ceiling: the installed package's ``BattleStream`` with its ``RandomPlayerAI`` on both
 sides, no server, one node process per core, same machine, same run.
 The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
-``--profile N``: instead, N games of Random against Random under cProfile, through the harness and then through
-poke-env's loop, each with both threads apart (the main thread: the arena's loop, or the caller of
+``--profile N``: instead, N games of Random against Random under cProfile, through poke-env's loop and then
+through the harness, each with both threads apart (the main thread: the arena's loop, or the caller of
 ``battle_against``; and poke-env's loop, where every message is parsed and every choice made): their top entries,
 poke-env's loop's busy time per turn and its socket sends per game.
 """
@@ -190,9 +192,9 @@ def profile(games: int, concurrency: int) -> None:
     """Print, for `games` harness games of Random against Random and then as many of poke-env's own loop, the
     top entries (own time) of the main thread and of poke-env's loop, and poke-env's loop's busy time (all but
     waiting in ``epoll``) per turn and its socket sends per game."""
-    runs: list[tuple[str, Callable[[], Measured]]] = [
-        ("harness", lambda: harness(games, concurrency, ("random", "random2"))),
+    runs: list[tuple[str, Callable[[], Measured]]] = [  # poke-env's loop first, as for the figures
         ("poke-env's own loop", lambda: poke_env_loop(games, concurrency)),
+        ("harness", lambda: harness(games, concurrency, ("random", "random2"))),
     ]
     for name, run in runs:
         main_thread, poke = cProfile.Profile(), cProfile.Profile()
@@ -225,8 +227,8 @@ def main() -> None:
     cores = usable_cpus()
     print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
     ceiling_1, ceiling_all = ceiling(args.games // 2, 1), ceiling(args.games, cores)
+    loop = poke_env_loop(args.games, args.concurrency)  # first: in the process as poke-env alone leaves it
     skilled = harness(args.games // 2, args.concurrency, ("max-damage", "heuristic"))
-    loop = poke_env_loop(args.games, args.concurrency)
     arena = harness(args.games, args.concurrency, ("random", "random2"))
     print(ceiling_1.row("ceiling, raw simulator, 1 process"))
     print(ceiling_all.row(f"ceiling, raw simulator, {cores} processes"))
