@@ -106,13 +106,12 @@ class BenchHooks(_PlayerBase):
 
     async def _handle_battle_message(self, split_messages: List[List[str]]) -> None:
         self.last_activity = time.monotonic()
-        for message in split_messages[1:]:
-            if self.game_over:
-                break
-            if len(message) > 2 and message[1] == "error" and message[2].startswith(("[Invalid choice]", "[Unavailable choice]")):
-                self.refusals += 1
-                self.last_choice_error = message[2]
-                self.choice_errors.append(message[2])
+        if not self.game_over:  # refusals after the end do not count
+            for message in split_messages[1:]:
+                if len(message) > 2 and message[1] == "error" and message[2].startswith(("[Invalid choice]", "[Unavailable choice]")):
+                    self.refusals += 1
+                    self.last_choice_error = message[2]
+                    self.choice_errors.append(message[2])
         await super()._handle_battle_message(split_messages)
 
     # ---- the guarded choose_move ---------------------------------------------------------------

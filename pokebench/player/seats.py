@@ -252,7 +252,11 @@ class PokeEnvSeat(Seat):
         await self._library(f"accept the challenge of {opponent}", self.player.accept_challenges(opponent, 1))
 
     async def close(self, healthy: bool) -> None:
-        """A healthy game's open connection goes back to the pool for the next game; any other is closed."""
+        """A healthy game's open connection goes back to the pool for the next game; any other is closed.
+
+        The logger poke-env made for the player's name is dropped from ``logging``'s registry: every name is
+        one game's, and each logger made after it walked them all (``setLevel``), 1 ms a player at 20,000."""
+        logging.Logger.manager.loggerDict.pop(self.username, None)
         if healthy and self.pool is not None:
             pool = self.pool
 
