@@ -51,8 +51,10 @@ class Connection:
         stale, handle = self.stale, client._handle_message
 
         async def route(message: str) -> None:
-            if message.startswith(">") and message[1:].partition("\n")[0] in stale:
-                return
+            if message.startswith(">"):  # a room's: its name is the first line (not copied whole: a message is long)
+                end = message.find("\n")
+                if message[1:end if end >= 0 else None] in stale:
+                    return
             await handle(message)
 
         self.reader._handle_message = route  # type: ignore[method-assign]  # listen() looks it up per message
