@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bots_throughput.py [--games 200] [--concurrency 8] [--profile N]
 
 Harness: Random against Random (and Max-damage against Heuristic) through the arena:
-fresh poke-env players per game, seed registration, the pinned server with one
+fresh poke-env players per game (on websockets kept between games), seed registration, the pinned server with one
 simulator process per core, and the record of every game.
 poke-env's loop: the same Random bot's choice (uniform over ``battle.valid_orders``) in two plain poke-env
 players on the same server, ``battle_against`` with the same games in flight (no seeds, no records, no
