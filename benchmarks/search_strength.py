@@ -2,11 +2,12 @@
 
     .venv/bin/python benchmarks/search_strength.py [--runs-dir /tmp/pb-search/runs] [--pairs 100]
         [--opponents heuristic,max-damage] [--variant NAME=KEY:VALUE,KEY:VALUE ...] [--concurrency 2]
+        [--seed-text pokebench-search-dev]
 
 Plays each variant of the search bot (``conf/player/search.yaml`` with the variant's settings on top) against
-each opponent, every variant on the same mirror pairs (seed text ``pokebench-search-dev``: seeds of their own,
-not the calibration's), one run per variant (``search-strength-NAME``, reused when it is there), and prints
-per variant and opponent:
+each opponent, every variant on the same mirror pairs (seed text ``--seed-text``, default ``pokebench-search-dev``:
+seeds of their own, not the calibration's), one run per variant (``search-strength-NAME``, reused when it is there),
+and prints per variant and opponent:
 
 - the games and the search bot's score with a 95 % Wilson interval;
 - the paired difference of its score from the first variant's over the same mirror pairs, with a 95 %
@@ -80,13 +81,13 @@ def parse_variant(text: str) -> tuple[str, dict[str, object]]:
 
 
 def play(runs_dir: Path, name: str, settings: dict[str, object], opponents: list[str], pairs: int,
-         concurrency: int) -> None:
+         concurrency: int, seed_text: str) -> None:
     matchups = "[" + ",".join(f"[search,{o}]" for o in opponents) + "]"
     overrides = [f"players.search.{k}={json.dumps(v)}" for k, v in settings.items()]
     if FOUL_PLAY in opponents:  # the user's own installation (README, "Foul Play"); one game at a time
         overrides += [f"+player@players.{FOUL_PLAY}=foul_play", "concurrency=1"]
     subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-calibration", f"name={name}",
-                    f"seed_text={SEED_TEXT}", f"pairs={pairs}", f"concurrency={concurrency}", "publish=false",
+                    f"seed_text={seed_text}", f"pairs={pairs}", f"concurrency={concurrency}", "publish=false",
                     f"matchups={matchups}", *overrides],
                    cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
 
@@ -148,6 +149,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=100, help="mirror pairs per variant and opponent")
     parser.add_argument("--opponents", default="heuristic,max-damage")
     parser.add_argument("--concurrency", type=int, default=2, help="games in flight per run")
+    parser.add_argument("--seed-text", default=SEED_TEXT, help="the mirror pairs' seeds (a new text: new games)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY:VALUE,...",
                         help="a variant (repeatable; the first is the reference); default: the ablation")
     args = parser.parse_args()
@@ -159,7 +161,7 @@ def main() -> None:
         settings = {**shipped(), **variant}  # a per-position budget given wins over decision_ms
         run = f"search-strength-{name}"
         print(f"{run}: {', '.join(f'{k}={v}' for k, v in settings.items())}", flush=True)
-        play(args.runs_dir, run, settings, opponents, args.pairs, args.concurrency)
+        play(args.runs_dir, run, settings, opponents, args.pairs, args.concurrency, args.seed_text)
         results[name] = measure(args.runs_dir, run)
     print()
     report(results, opponents)
