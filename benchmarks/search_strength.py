@@ -13,7 +13,8 @@ and prints per variant and opponent:
 - the paired difference of its score from the first variant's over the same mirror pairs, with a 95 %
   interval (the same teams and battle seeds: the team luck cancels; the searches have no seed);
 - the time per decision it searched (mean, median, 95th percentile, wall: it includes waiting for a busy
-  search worker when games share it) and the engine's iterations per decision.
+  search worker when games share it) and the engine's iterations per decision;
+- each opponent's time per decision in the same games (Foul Play's: is the time per decision equal?).
 
 Without ``--variant`` it plays the ablation of the shipped bot: the shipped settings, one sample instead of
 the shipped count (or four), half the time, the inference off, and the bot of the last round (4 × 1,000
@@ -101,8 +102,9 @@ def wilson(wins: float, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per mirror pair and opponent the search bot's mean score; per searched decision its time and iterations."""
+def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per mirror pair and opponent the search bot's mean score; per searched decision its time and iterations;
+    per decision of an opponent its player and time (Foul Play's time per decision: is the time equal?)."""
     data = load_runs([name], runs_dir)
     games = data.games
     search_side = games.p1.eq("search").map({True: "p1", False: "p2"})
@@ -114,10 +116,11 @@ def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
     searched = pd.DataFrame({"latency_s": decisions.latency_s.to_numpy(),
                              "iterations": [e.get("engine_iterations") for e in extra]}).dropna()
-    return pairs, searched
+    others = data.decisions.loc[data.decisions.player != "search", ["player", "latency_s"]].dropna()
+    return pairs, searched, others
 
 
-def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], opponents: list[str]) -> None:
+def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], opponents: list[str]) -> None:
     names = list(results)
     print("| variant | opponent | games | score [95 %] | paired − " + names[0] + " [95 %] |")
     print("|---|---|---|---|---|")
@@ -141,6 +144,13 @@ def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], opponents: lis
         ms = 1000 * searched.latency_s
         print(f"| {name} | {len(searched)} | {ms.mean():.0f} | {ms.median():.0f} | {ms.quantile(0.95):.0f} | "
               f"{statistics.fmean(searched.iterations):,.0f} |")
+    print()
+    print("| opponent, in the games of | decisions | ms per decision: mean | median | 95th percentile |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        for player, rows in results[name][2].groupby("player"):
+            ms = 1000 * rows.latency_s
+            print(f"| {player}, {name} | {len(ms)} | {ms.mean():.0f} | {ms.median():.0f} | {ms.quantile(0.95):.0f} |")
 
 
 def main() -> None:
