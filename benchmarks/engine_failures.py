@@ -68,7 +68,7 @@ def record(battle: Any) -> list[str]:
 
 
 class RecordingSearchBot(SearchBot):
-    def state_texts(self, battle: Any) -> list[str]:
+    def state_texts(self, battle: Any, samples: int) -> list[str]:
         return record(battle)
 
 

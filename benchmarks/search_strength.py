@@ -2,17 +2,19 @@
 
     .venv/bin/python benchmarks/search_strength.py [--runs-dir /tmp/pb-search/runs] [--pairs 100]
         [--opponents heuristic,max-damage] [--variant NAME=KEY:VALUE,KEY:VALUE ...] [--concurrency 2]
+        [--seed-text pokebench-search-dev]
 
 Plays each variant of the search bot (``conf/player/search.yaml`` with the variant's settings on top) against
-each opponent, every variant on the same mirror pairs (seed text ``pokebench-search-dev``: seeds of their own,
-not the calibration's), one run per variant (``search-strength-NAME``, reused when it is there), and prints
-per variant and opponent:
+each opponent, every variant on the same mirror pairs (seed text ``--seed-text``, default ``pokebench-search-dev``:
+seeds of their own, not the calibration's), one run per variant (``search-strength-NAME``, reused when it is there),
+and prints per variant and opponent:
 
 - the games and the search bot's score with a 95 % Wilson interval;
 - the paired difference of its score from the first variant's over the same mirror pairs, with a 95 %
   interval (the same teams and battle seeds: the team luck cancels; the searches have no seed);
 - the time per decision it searched (mean, median, 95th percentile, wall: it includes waiting for a busy
-  search worker when games share it) and the engine's iterations per decision.
+  search worker when games share it) and the engine's iterations per decision;
+- each opponent's time per decision in the same games (Foul Play's: is the time per decision equal?).
 
 Without ``--variant`` it plays the ablation of the shipped bot: the shipped settings, one sample instead of
 the shipped count (or four), half the time, the inference off, and the bot of the last round (4 × 1,000
@@ -80,13 +82,13 @@ def parse_variant(text: str) -> tuple[str, dict[str, object]]:
 
 
 def play(runs_dir: Path, name: str, settings: dict[str, object], opponents: list[str], pairs: int,
-         concurrency: int) -> None:
+         concurrency: int, seed_text: str) -> None:
     matchups = "[" + ",".join(f"[search,{o}]" for o in opponents) + "]"
     overrides = [f"players.search.{k}={json.dumps(v)}" for k, v in settings.items()]
     if FOUL_PLAY in opponents:  # the user's own installation (README, "Foul Play"); one game at a time
         overrides += [f"+player@players.{FOUL_PLAY}=foul_play", "concurrency=1"]
     subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-calibration", f"name={name}",
-                    f"seed_text={SEED_TEXT}", f"pairs={pairs}", f"concurrency={concurrency}", "publish=false",
+                    f"seed_text={seed_text}", f"pairs={pairs}", f"concurrency={concurrency}", "publish=false",
                     f"matchups={matchups}", *overrides],
                    cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
 
@@ -100,8 +102,9 @@ def wilson(wins: float, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per mirror pair and opponent the search bot's mean score; per searched decision its time and iterations."""
+def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per mirror pair and opponent the search bot's mean score; per searched decision its time and iterations;
+    per decision of an opponent its player and time (Foul Play's time per decision: is the time equal?)."""
     data = load_runs([name], runs_dir)
     games = data.games
     search_side = games.p1.eq("search").map({True: "p1", False: "p2"})
@@ -113,10 +116,11 @@ def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
     searched = pd.DataFrame({"latency_s": decisions.latency_s.to_numpy(),
                              "iterations": [e.get("engine_iterations") for e in extra]}).dropna()
-    return pairs, searched
+    others = data.decisions.loc[data.decisions.player != "search", ["player", "latency_s"]].dropna()
+    return pairs, searched, others
 
 
-def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], opponents: list[str]) -> None:
+def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], opponents: list[str]) -> None:
     names = list(results)
     print("| variant | opponent | games | score [95 %] | paired − " + names[0] + " [95 %] |")
     print("|---|---|---|---|---|")
@@ -140,6 +144,13 @@ def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame]], opponents: lis
         ms = 1000 * searched.latency_s
         print(f"| {name} | {len(searched)} | {ms.mean():.0f} | {ms.median():.0f} | {ms.quantile(0.95):.0f} | "
               f"{statistics.fmean(searched.iterations):,.0f} |")
+    print()
+    print("| opponent, in the games of | decisions | ms per decision: mean | median | 95th percentile |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        for player, rows in results[name][2].groupby("player"):
+            ms = 1000 * rows.latency_s
+            print(f"| {player}, {name} | {len(ms)} | {ms.mean():.0f} | {ms.median():.0f} | {ms.quantile(0.95):.0f} |")
 
 
 def main() -> None:
@@ -148,6 +159,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=100, help="mirror pairs per variant and opponent")
     parser.add_argument("--opponents", default="heuristic,max-damage")
     parser.add_argument("--concurrency", type=int, default=2, help="games in flight per run")
+    parser.add_argument("--seed-text", default=SEED_TEXT, help="the mirror pairs' seeds (a new text: new games)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY:VALUE,...",
                         help="a variant (repeatable; the first is the reference); default: the ablation")
     args = parser.parse_args()
@@ -159,7 +171,7 @@ def main() -> None:
         settings = {**shipped(), **variant}  # a per-position budget given wins over decision_ms
         run = f"search-strength-{name}"
         print(f"{run}: {', '.join(f'{k}={v}' for k, v in settings.items())}", flush=True)
-        play(args.runs_dir, run, settings, opponents, args.pairs, args.concurrency)
+        play(args.runs_dir, run, settings, opponents, args.pairs, args.concurrency, args.seed_text)
         results[name] = measure(args.runs_dir, run)
     print()
     report(results, opponents)

@@ -228,7 +228,7 @@ def test_a_failed_search_falls_back_and_is_recorded_in_the_decision_and_the_run_
     class PanickingSearchBot(SearchBot):
         """The search bot, given a state the engine panics on at every decision."""
 
-        def state_texts(self, battle: Any) -> list[str]:
+        def state_texts(self, battle: Any, samples: int) -> list[str]:
             return states[:1]
 
     specs = build_schedule("search", "search-panics", 1, [("search", "random")])
@@ -332,10 +332,10 @@ def recording_search_bot() -> tuple[type, list[Any]]:
             self.lines.extend("|".join(m) for m in split_messages[1:])
             await super()._handle_battle_message(split_messages)
 
-        def positions(self, battle):  # type: ignore[override]
+        def positions(self, battle, samples):  # type: ignore[override]
             from pokebench.engine.inference import SetBelief
 
-            built = super().positions(battle)
+            built = super().positions(battle, samples)
             self.built.append((len(self.lines), built))
             belief = SetBelief.from_battle(self.sets, battle, self.evidence)
             self.beliefs.append({species: belief.weights(species) for species in belief.facts})
@@ -364,8 +364,8 @@ def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search
         side = "p1" if result.spec.p1 == "search" else "p2"
         wins += result.record["winner"] == side
         summary = result.players[side]
-        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "decision_ms": 0, "samples": 2, "inference": True,
-                                     "engine": ENGINE,
+        assert summary["search"] == {"iterations": 300, "duration_ms": 0, "decision_ms": 0, "samples": 2,
+                                     "early_samples": 2, "near_best": 1.0, "inference": True, "engine": ENGINE,
                                      "seeded": False}
         assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
         rows = [d for d in result.decisions if d.side == side]
@@ -488,20 +488,64 @@ def test_the_searches_of_a_decisions_positions_combine_visits_summed_values_aver
         combine([one, StateSearch({"surf": (1, 1.0)}, 1)])
 
 
+@needs_engine
+def test_the_near_best_choice_draws_only_actions_within_the_fraction_of_the_best_visits_and_repeats_from_its_rng():
+    import random
+
+    from pokebench.engine.search import Budget, search
+    from pokebench.engine.state import build_state
+    from pokebench.players.search import near_best
+
+    moves = [MoveSlot("thunderbolt", 24), MoveSlot("voltswitch", 32), MoveSlot("thunderwave", 32), MoveSlot("protect", 16)]
+    result = search([build_state(position([mon(moves=moves), mon("eevee", types=("normal",), base_types=("normal",))]))],
+                    Budget(iterations=3000))
+    actions, best = result.actions, result.actions[0].visits
+    assert len(actions) > 3
+    for fraction in (0.75, 0.3, 0.01):
+        drawn = [near_best(actions, fraction, random.Random(7)) for _ in range(2)]
+        assert drawn[0] == drawn[1]  # the same rng state, the same choice
+        rng = random.Random(11)
+        picks = [near_best(actions, fraction, rng).action for _ in range(300)]
+        assert picks == [near_best(actions, fraction, r).action for r in [random.Random(11)] for _ in range(300)]
+        within = {a.action for a in actions if a.visits >= fraction * best}
+        assert set(picks) == within  # only those, and each of them in 300 draws
+    assert len(within) > 1  # at 1 % of the best's visits the choice is mixed
+    assert {near_best(actions, 1.0, random.Random(seed)) for seed in range(20)} == {actions[0]}
+    for bad in (0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="near_best must be"):
+            near_best(actions, bad, random.Random(0))
+
+
 @pytest.mark.slow
 @needs_engine
 def test_a_search_bot_on_a_time_budget_searches_every_position_of_a_decision_on_the_workers(showdown):
-    """decision_ms=60 over 2 samples and 2 workers: each position searched 60 ms, side by side; the record says so."""
-    from pokebench.players.search import SearchBot
+    """decision_ms=60 over 2 samples and 2 workers (4 early in the game): each position searched 60 ms (30 ms),
+    side by side; the record says so."""
+    from pokebench.players.search import SearchBot, is_early
+
+    schedule: list[tuple[bool, int]] = []
+
+    class SchedulingSearchBot(SearchBot):
+        """The search bot, noting at each decision whether the game was early and how many positions it built."""
+
+        def state_texts(self, battle: Any, samples: int) -> list[str]:
+            schedule.append((is_early(battle), samples))
+            return super().state_texts(battle, samples)
 
     specs = build_schedule("search", "search-timed", 1, [("search", "random")])
     outcomes = results(play(showdown, specs, {**BOTS, "search": functools.partial(
-        SearchBot, decision_ms=60, samples=2, workers=2)}))
+        SchedulingSearchBot, decision_ms=60, samples=2, early_samples=4, near_best=0.75, workers=2)}))
     for result in outcomes:
         side = "p1" if result.spec.p1 == "search" else "p2"
         summary = result.players[side]
         assert summary["search"] | {"engine": ""} == {"iterations": 0, "duration_ms": 60, "decision_ms": 60, "samples": 2,
-                                                      "inference": True, "engine": "", "seeded": False}
+                                                      "early_samples": 4, "near_best": 0.75, "inference": True,
+                                                      "engine": "", "seeded": False}
         searched = [d for d in result.decisions if d.side == side and d.extra["engine_iterations"]]
         assert searched and summary["fallbacks"] == 0, summary["fallback_reasons"]
-        assert all(d.extra["engine_iterations"] >= 2 * 1000 for d in searched)  # the engine's granularity, each
+        # the engine's granularity, each position
+        assert all(d.extra["engine_iterations"] >= d.extra["engine_positions"] * 1000 for d in searched)
+        assert {d.extra["engine_positions"] for d in searched} == {2, 4}
+    # early in a game 4 positions, later 2; the first decision (one opposing Pokémon shown, no move) is early
+    assert schedule[0] == (True, 4) and (False, 2) in schedule
+    assert all(samples == (4 if early else 2) for early, samples in schedule)

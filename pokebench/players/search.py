@@ -27,10 +27,11 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 import os
+import random
 import statistics
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
@@ -89,6 +90,31 @@ def position_budget(iterations: int, duration_ms: int, decision_ms: int, samples
     return Budget(duration_ms=decision_ms // rounds)
 
 
+def near_best(actions: Sequence[ActionValue], fraction: float, rng: random.Random) -> ActionValue:
+    """One of `actions` (most visited first) with at least `fraction` of the first's visits, drawn in proportion
+    to its visits; with `fraction` 1 the first. In a simultaneous-move game a deterministic choice can be read
+    and answered; drawing among the actions the search rates nearly as well costs little and cannot."""
+    check_near_best(fraction)
+    near = [a for a in actions if a.visits >= fraction * actions[0].visits]
+    if fraction == 1 or len(near) == 1:
+        return actions[0]
+    return rng.choices(near, weights=[a.visits for a in near])[0]
+
+
+def check_near_best(fraction: float) -> None:
+    """A ValueError unless 0 < `fraction` <= 1."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"near_best must be more than 0 and at most 1, not {fraction}")
+
+
+def is_early(battle: AbstractBattle) -> bool:
+    """Early in a game: the opponent has shown at most 3 Pokémon and its active one, alive, no move yet (much is
+    unknown, so more sampled positions pay; Foul Play's criterion, read in its code)."""
+    active = battle.opponent_active_pokemon
+    return (len(battle.opponent_team) <= 3 and active is not None and not active.fainted
+            and not active.moves)
+
+
 def _drop_pool(broken: concurrent.futures.ProcessPoolExecutor) -> None:
     global _POOL
     with _POOL_LOCK:
@@ -105,12 +131,17 @@ class SearchBot(BenchPlayer):
     searches_with_engine = True
 
     def __init__(self, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
-                 workers: int | None = None, inference: bool = True, **kwargs: Any) -> None:
+                 early_samples: int = 0, near_best: float = 1.0, workers: int | None = None, inference: bool = True,
+                 **kwargs: Any) -> None:
         self.engine = check_engine()
         self.workers = workers or default_workers()
         self.budget = position_budget(iterations, duration_ms, decision_ms, samples, self.workers)
+        self.early_budget = position_budget(iterations, duration_ms, decision_ms, early_samples or samples, self.workers)
         self.decision_ms = 0 if iterations or duration_ms else decision_ms
         self.samples = samples
+        self.early_samples = early_samples or samples
+        check_near_best(near_best)
+        self.near_best = near_best
         self.sets = SetTable.load()
         # the evidence the opponent's sets are inferred from (pokebench/engine/inference.py); off: revealed facts alone
         self.evidence = EVIDENCE if inference else frozenset()
@@ -120,21 +151,24 @@ class SearchBot(BenchPlayer):
 
     @classmethod
     def preflight(cls, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
-                  workers: int | None = None, **_: Any) -> None:
+                  early_samples: int = 0, near_best: float = 1.0, workers: int | None = None, **_: Any) -> None:
         """Before any game: the engine (Gen 9, Terastallization) and the set table; a RuntimeError says what is wrong."""
         try:
             check_engine()
         except EngineUnavailable as err:
             raise EngineUnavailable(f"{err} {WITHOUT_IT}") from None
         try:
-            position_budget(iterations, duration_ms, decision_ms, samples, workers or default_workers())
+            for count in (samples, early_samples or samples):
+                position_budget(iterations, duration_ms, decision_ms, count, workers or default_workers())
+            check_near_best(near_best)
         except ValueError as err:
             raise RuntimeError(f"search bot: {err}") from None
         SetTable.load()
 
     def settings(self) -> dict[str, Any]:
         return {"iterations": self.budget.iterations, "duration_ms": self.budget.duration_ms,
-                "decision_ms": self.decision_ms, "samples": self.samples, "inference": bool(self.evidence),
+                "decision_ms": self.decision_ms, "samples": self.samples, "early_samples": self.early_samples,
+                "near_best": self.near_best, "inference": bool(self.evidence),
                 "engine": self.engine, "seeded": False}
 
     def begin_game(self, context: Any, on_failure: Any = None) -> None:
@@ -153,11 +187,13 @@ class SearchBot(BenchPlayer):
 
         failure: str | None = None
         try:
-            texts = self.state_texts(battle)
+            early = is_early(battle)
+            texts = self.state_texts(battle, self.early_samples if early else self.samples)
+            budget = self.early_budget if early else self.budget
             pool = search_pool(self.workers)
             loop = asyncio.get_running_loop()
             try:  # each sampled position a task of its own: the pool's workers search them side by side
-                searches = await asyncio.gather(*(loop.run_in_executor(pool, search_text, text, self.budget)
+                searches = await asyncio.gather(*(loop.run_in_executor(pool, search_text, text, budget)
                                                   for text in texts))
             except concurrent.futures.process.BrokenProcessPool:
                 _drop_pool(pool)
@@ -170,28 +206,29 @@ class SearchBot(BenchPlayer):
         self._log(battle, started, order, action, result, failure)
         return order
 
-    def state_texts(self, battle: AbstractBattle) -> list[str]:
+    def state_texts(self, battle: AbstractBattle, samples: int) -> list[str]:
         """The engine's states (as text, for the worker) of :meth:`positions`."""
         from pokebench.engine.state import build_state
 
-        return [build_state(p).to_string() for p in self.positions(battle)]
+        return [build_state(p).to_string() for p in self.positions(battle, samples)]
 
-    def positions(self, battle: AbstractBattle) -> list[Position]:
-        """The sampled positions of what this player knows now (its own information only)."""
+    def positions(self, battle: AbstractBattle, samples: int) -> list[Position]:
+        """`samples` sampled positions of what this player knows now (its own information only)."""
         from pokebench.engine.from_battle import positions_from_battle
 
-        return positions_from_battle(battle, self.sets, self.rng, self.samples, self.evidence)
+        return positions_from_battle(battle, self.sets, self.rng, samples, self.evidence)
 
     def _order(self, battle: AbstractBattle, result: SearchResult) -> tuple[BattleOrder, ActionValue | None]:
-        """The highest-ranked action that maps to an offered order (a fallback when none does)."""
-        for rank, action in enumerate(result.actions):
-            order = self._to_order(battle, action)
-            if order is not None:
-                if rank:
-                    self._note(f"turn {battle.turn}: the engine's {result.best.action!r} is not offered; "
-                               f"played its #{rank + 1}, {action.action!r}")
-                return order, action
-        return self._fallback(battle, f"none of the engine's actions {[a.action for a in result.actions]} is offered"), None
+        """The :func:`near_best` of the actions that map to an offered order (a fallback when none does)."""
+        offered = {a: o for a in result.actions if (o := self._to_order(battle, a)) is not None}
+        if not offered:
+            return self._fallback(battle, f"none of the engine's actions {[a.action for a in result.actions]} is offered"), None
+        first = next(iter(offered))
+        if first is not result.best:
+            self._note(f"turn {battle.turn}: the engine's {result.best.action!r} is not offered; "
+                       f"its #{result.actions.index(first) + 1}, {first.action!r}, is the best offered")
+        action = near_best(list(offered), self.near_best, self.rng)
+        return offered[action], action
 
     def _to_order(self, battle: AbstractBattle, action: ActionValue) -> BattleOrder | None:
         if action.switch is not None:
@@ -221,6 +258,7 @@ class SearchBot(BenchPlayer):
                    "engine_value": round(action.value, 4) if action else None,
                    "engine_visits": action.visits if action else None,
                    "engine_iterations": result.iterations if result else None,
+                   "engine_positions": result.states if result else None,
                    # why the engine gave no action (the decision fell back to a random legal one)
                    "engine_error": failure},
         ))
