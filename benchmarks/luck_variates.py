@@ -2,35 +2,39 @@
 
     .venv/bin/python benchmarks/luck_variates.py [--runs-dir /tmp/pb-luck/runs] [--fit-run luck-action-fit]
                                                 [--fit-pairs 100] [--train-pairs 300] [--check-run luck-eval]
+                                                [--players] [--held-out]
 
 Run ``benchmarks/luck_validation.py`` on both runs first (``--run luck-action-fit --seed-text pokebench-luck-fit``
 and the held-out ``--run luck-eval``): their luck caches give each game's action term (the bots' own draws), which
-is kept as it is. This script then plays `--fit-run` on to `--train-pairs` pairs (the same matchups, seed text
-``pokebench-luck-fit``), and measures, on the variance over mirror pairs of the first player's adjusted score
-(pooled, each matchup around its own mean):
+is kept as it is, and the shipped V's path through each game. This script then plays `--fit-run` on to
+`--train-pairs` pairs (the same matchups, seed text ``pokebench-luck-fit``) and prints:
 
-1. **a nonlinear V**: scikit-learn's HistGradientBoostingClassifier on per-side features (each side's HP, Pokémon
-   left, active HP, sleep, status, boosts, hazards, Terastallization left), who moves first, and each active's
-   turns to knock the other out at its best move's mean damage (poke-engine's ``calculate_damage``), symmetrised
-   (trained on both sides' views, V = ½ (f(x) + 1 − f(swapped x)), so swapping the sides gives 1 − V); trained on
-   the decision points of the fit run's pairs past `--fit-pairs` (team draws of their own), its calibration printed
-   beside the shipped logistic's;
-2. **several control variates**: each turn's chance luck split into parts that each weigh to zero, the outcome's
-   (V averaged over its damage rolls, less the turn's expectation) and the damage roll's (V of the roll less that
-   average), each also times functions of the position before the turn (how close V was to ½, how many Pokémon
-   are left), and the action term: one weight per part, the least pooled variance on the fit run's first
-   `--fit-pairs` pairs (a regression of the pair score on the parts' sums), then applied unchanged to
-   `--check-run`. Fixed weights on parts that each weigh to zero keep the adjusted score unbiased.
+1. **where the variance is**: the covariance over mirror pairs of the score with the shipped V's path through the
+   games (:data:`PATH`: the chance the luck measures, the drift at the players' choices, the gaps between turns);
+2. **fitted value functions**: a logistic regression and scikit-learn's HistGradientBoostingClassifier on per-side
+   features (each side's HP, Pokémon left, active HP, sleep, status, boosts, hazards, Terastallization left), who
+   moves first, and each active's turns to knock the other out at its best move's mean damage (poke-engine's
+   ``calculate_damage``), with `--players` also who plays each side; symmetrised (trained on both sides' views,
+   V = ½ (f(x) + 1 − f(swapped x)), so swapping the sides gives 1 − V); trained on the decision points of the fit
+   run's pairs past `--fit-pairs` (team draws of their own); their calibration beside the shipped logistic's;
+3. **several control variates**, under each V: each turn's chance luck split into parts that each weigh to zero,
+   the outcome's (V averaged over its damage rolls, less the turn's expectation) and the damage roll's (V of the
+   roll less that average), each also times functions of the position before the turn (how close V was to ½, how
+   many Pokémon are left), and the action term: one weight per part, the least pooled variance over the fit run's
+   first `--fit-pairs` pairs (a regression of the pair score on the parts' sums). Fixed weights on parts that
+   each weigh to zero keep the adjusted score unbiased.
 
-Every figure is printed for the fit pairs (where the weights were chosen) and the held-out run; the choice is made
-on the fit pairs only. The turns' outcome × roll rows are cached in ``RUNS_DIR/../variates-RUN.npz``.
+The variance ratio raw / adjusted (pooled over mirror pairs, each matchup around its own mean) is printed for the
+fit pairs, where everything is chosen; with `--held-out`, once the choice is made, also for `--check-run` with
+the weights chosen on the fit pairs, and adjusted − raw per matchup. The turns' outcome × roll rows are cached in
+``RUNS_DIR/../variates-RUN.npz``.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 import multiprocessing
+import time
 from pathlib import Path
 from typing import Any
 
