@@ -402,10 +402,11 @@ def main() -> None:
     check = Rows(args.runs_dir, args.check_run, args.workers) if args.held_out else None
     x, y = point_scores(fit, training, args.players)
     print(f"V trained on {len(y)} decision points of {args.fit_run}'s pairs {training.start}-{training.stop - 1}")
+    known = " and the players" if args.players else ""
     models = {
         "shipped logistic (value_model.json)": shipped,
-        "logistic, rich features": Symmetric(LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000)).fit(x, y),
-        "gradient boosting, rich features": Symmetric(HistGradientBoostingClassifier(
+        f"logistic, rich features{known}": Symmetric(LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000)).fit(x, y),
+        f"gradient boosting, rich features{known}": Symmetric(HistGradientBoostingClassifier(
             max_iter=300, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=200, l2_regularization=1.0,
             random_state=0)).fit(x, y)}
     print(f"\nwhere the variance is: the shipped V's path through the games of {args.fit_run}, pairs 1-{args.fit_pairs}")
