@@ -111,8 +111,7 @@ def swap(x: np.ndarray) -> np.ndarray:
 
 def _chunk(logs: list[tuple[str, list[str], bool]]) -> dict[str, dict[str, Any]]:
     """Per game: its decision points' rich features and, where asked, every valued move turn's outcome × roll rows
-    (rich features, the shipped V's value, probability, outcome, the row that happened) and the position before
-    it."""
+    (rich features, finished value, probability, outcome, the row that happened) and the position before it."""
     hold_panic_output()
     model = load_value_model()
     out: dict[str, dict[str, Any]] = {}
@@ -144,7 +143,6 @@ def _chunk(logs: list[tuple[str, list[str], bool]]) -> dict[str, dict[str, Any]]
             rich = [rich_features(o.snapshot, _best_damage(o.state), o.hp_one, o.hp_two) for o in chance.outcomes]
             turns.append({
                 "rich": np.vstack(rich).astype(np.float32),
-                "shipped": np.concatenate([model.of_snapshot(o.snapshot, o.hp_one, o.hp_two) for o in chance.outcomes]),
                 "finished": np.concatenate([o.snapshot.finished(o.hp_one, o.hp_two) for o in chance.outcomes]),
                 "weight": np.concatenate([np.full(len(r), w / len(r)) for r, w in zip(rich, chance.weights)]),
                 "outcome": np.concatenate([np.full(len(r), k) for k, r in enumerate(rich)]),
@@ -210,7 +208,7 @@ def _extract(logs: list[tuple[str, list[str], bool]], cache: Path, workers: int)
         cache, uids=np.array(uids),
         points=np.vstack([per_game[u]["points"] for u in uids]),
         point_game=np.concatenate([np.full(len(per_game[u]["points"]), g) for g, u in enumerate(uids)]),
-        rich=np.vstack([t["rich"] for _, t in turns]), shipped=np.concatenate([t["shipped"] for _, t in turns]),
+        rich=np.vstack([t["rich"] for _, t in turns]),
         finished=np.concatenate([t["finished"] for _, t in turns]),
         weight=np.concatenate([t["weight"] for _, t in turns]),
         outcome=np.concatenate([t["outcome"] for _, t in turns]),
