@@ -138,6 +138,10 @@ NOT_RUN: dict[str, str] = {
     "--seed-text pokebench-luck-fit --pairs 100": BENCH + "; the action weight's choice, on the fit's seeds",
     ".venv/bin/python benchmarks/luck_ceiling.py --runs-dir /tmp/pb-luck/runs --teams 100 --repeats 4":
         BENCH + "; it plays 1,600 bot games and values their luck (minutes)",
+    ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs":
+        BENCH + "; it plays 1,600 bot games and fits value functions on them (minutes)",
+    ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --held-out": BENCH,
+    ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --players": BENCH,
     ".venv/bin/pip install -e '.[ray]'": RAY,
     "export RAY_AUTH_MODE=token": RAY,
     ".venv/bin/ray get-auth-token --generate": RAY,

@@ -111,6 +111,7 @@ class _Outcome:
     snapshot: Snapshot
     hp_one: np.ndarray  # rows: the damage roll combinations (n × side one's Pokémon)
     hp_two: np.ndarray
+    state: poke_engine.State  # the engine's state after it (benchmarks/luck_variates.py reads its damage)
 
 
 def _hits(before: Snapshot, texts: list[str]) -> list[tuple[int, int, int]]:
@@ -247,9 +248,10 @@ def _listed(state: poke_engine.State, one: str, two: str) -> tuple[list[_Outcome
     outcomes = []
     for item in listed:
         texts = [repr(i) for i in item.instruction_list]
-        after = Snapshot.of(guarded("applying an outcome", lambda: state.apply_instructions(item)))
+        after_state = guarded("applying an outcome", lambda: state.apply_instructions(item))
+        after = Snapshot.of(after_state)
         hp_one, hp_two = _rolled(after, _hits(before, texts))
-        outcomes.append(_Outcome(item.percentage / 100, texts, after, hp_one, hp_two))
+        outcomes.append(_Outcome(item.percentage / 100, texts, after, hp_one, hp_two, after_state))
     total = sum(o.probability for o in outcomes)
     return outcomes, np.array([o.probability / total for o in outcomes])
 
