@@ -4,7 +4,7 @@ Each case is one run (``pokebench.play.runner.run``, the function the command li
 at concurrency 2, with a real pinned server, real poke-env players and a real local model endpoint. One fault
 strikes once, at the first moment of its phase (:mod:`support.fault_sweep` says how each moment is caught):
 
-- phases: a player logs in, challenges or accepts, chooses mid-turn, chooses a forced switch; a game is being
+- phases: a player logs in, renames a connection it took over from an earlier game, challenges or accepts, chooses mid-turn, chooses a forced switch; a game is being
   stored; a battle ends; a game is replayed in a retry round (after a deliberate crash); the harness restarts the
   server (after a kill mid-game);
 - faults: the server SIGSTOPped until the harness kills it (liveness time-out 2 s here), or paused past the
@@ -29,6 +29,7 @@ from hydra import compose, initialize_config_dir
 from pokebench import paths
 from pokebench.llm.fake_server import LocalOpenAI, hashed_policy
 from pokebench.play import runner
+from pokebench.player import seats
 from pokebench.play.schedule import build_schedule
 from pokebench.results.store import RunStore
 from pokebench.showdown.server import LocalShowdown
@@ -114,6 +115,13 @@ def _play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LocalShowdown
         save_game(store, *args, **kwargs)
 
     monkeypatch.setattr(RunStore, "save_game", storing)
+    rename = seats._rename
+
+    async def renaming(client: Any, token: str) -> None:
+        sweep.renaming(client)
+        await rename(client, token)
+
+    monkeypatch.setattr(seats, "_rename", renaming)
     try:
         return runner.run(cfg, name, tmp_path / "runs")
     finally:

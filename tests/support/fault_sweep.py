@@ -3,7 +3,8 @@
 A run of the sweep plays in the test's own process (on a server the test module lends it) with a player whose
 class comes from here (``players.NAME._target_=support.fault_sweep.FaultyRandom`` or ``FaultyLLM``). The class
 is the bot or LLM player the harness knows, plus a hook at each moment poke-env calls it: the ``challstr``
-that starts its log-in, its challenge or accept, a choice mid-turn, a forced switch, the end of its battle. The
+that starts its log-in, the rename of a connection it took over from an earlier game (a player that saw no
+``challstr``; the test wraps the seat's ``_rename``), its challenge or accept, a choice mid-turn, a forced switch, the end of its battle. The
 test adds the moments the harness passes without a player (a game being stored, the server being restarted) by
 wrapping those two methods. At the first moment of the swept phase the fault strikes for real: the server
 SIGSTOPped (until the harness kills it; or paused past the liveness time-out, then going on), the server or its simulator SIGKILLed, the
@@ -30,7 +31,7 @@ from pokebench.players.random_bot import RandomBot
 from pokebench.showdown.server import LocalShowdown
 from support.processes import cmdline, descendants, is_gone
 
-PHASES = ("login", "challenge", "mid-turn", "forced-switch", "storing", "end-of-game", "retry-round",
+PHASES = ("login", "rename", "challenge", "mid-turn", "forced-switch", "storing", "end-of-game", "retry-round",
           "server-restart")
 #: Seconds after which the test continues a hung server that the harness did not kill (and the case fails).
 HANG_BOUND = 60.0
@@ -98,7 +99,14 @@ class Sweep:
         self.strike(None)
 
     def logging_in(self, player: Any) -> None:
+        player.sweep_saw_challstr = True
         self.at("login", player)
+
+    def renaming(self, client: Any) -> None:
+        """The seat sends ``/trn`` for `client`: a log-in if its player saw a ``challstr``, else a rename."""
+        player = next((p for p in self.players if p.ps_client is client), None)
+        if player is not None and not getattr(player, "sweep_saw_challstr", False):
+            self.at("rename", player)
         if self.drop_next_login:
             self.drop_next_login = False
             self._drop(player)
@@ -124,7 +132,10 @@ class Sweep:
         elif self.fault == "simulator-killed":  # a booting server may not have spawned it yet: as soon as it has
             threading.Thread(target=self._kill_simulator, args=(pid,), daemon=True).start()
         elif self.fault == "websocket-dropped":
-            target = player if _connected(player) else next((p for p in self.players if _connected(p)), None)
+            # a player renaming a connection it took over is not logged in yet: its own connection is the one
+            renaming = self.phase == "rename" and player is not None
+            target = player if renaming or _connected(player) else next(
+                (p for p in self.players if _connected(p)), None)
             if target is None:  # no player is connected now (the server restarts): the next one to log in
                 self.drop_next_login = True
             else:
