@@ -7,9 +7,11 @@ fresh poke-env players per game (on websockets kept between games), seed registr
 simulator process per core, and the record of every game.
 poke-env's loop: the same Random bot's choice (uniform over ``battle.valid_orders``) in two plain poke-env
 players on the same server, ``battle_against`` with the same games in flight (no seeds, no records, no
-watchdog): what poke-env alone does on this machine, the loop the harness must beat per turn. It is measured
-before any harness game, in the process as poke-env alone leaves it (the arena's first game keeps the objects
-alive then out of the garbage collector's work, :func:`pokebench.play.arena._settle_heap`).
+watchdog), reading requests with poke-env's own ``Pokemon.update_from_request`` (not the harness's fixed and
+shortened one, :mod:`pokebench.player.poke_env_fixes`): what poke-env alone does on this machine, the loop the
+harness must beat per turn. It is measured before any harness game, in the process as poke-env alone leaves it
+(the arena's first game keeps the objects alive then out of the garbage collector's work,
+:func:`pokebench.play.arena._settle_heap`).
 Ceiling: the installed package's ``BattleStream`` with its ``RandomPlayerAI`` on both
 sides, no server, one node process per core, same machine, same run.
 The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
@@ -40,10 +42,12 @@ from typing import Callable, Iterator
 from poke_env import AccountConfiguration, ServerConfiguration
 from poke_env.concurrency import POKE_LOOP
 from poke_env.battle import AbstractBattle
+from poke_env.battle.pokemon import Pokemon
 from poke_env.player import Player
 from poke_env.player.battle_order import BattleOrder
 
 from pokebench.play.arena import Arena, GameResult
+from pokebench.player.poke_env_fixes import POKE_ENV_UPDATE_FROM_REQUEST
 from pokebench.play.schedule import build_schedule
 from pokebench.paths import showdown_package_dir
 from pokebench.showdown.server import LocalShowdown
@@ -176,8 +180,12 @@ def poke_env_loop(games: int, concurrency: int) -> Measured:
             return len(finished), sum(finished)
 
         out: list[Measured] = []
-        with measured_on(server, out, turns):  # battle_against waits for both logins on poke-env's own loop
-            asyncio.run(a.battle_against(b, n_battles=games))
+        harness_reading, Pokemon.update_from_request = Pokemon.update_from_request, POKE_ENV_UPDATE_FROM_REQUEST
+        try:  # poke-env as shipped: its own reading of requests (the harness's fix and shortcut are the harness's)
+            with measured_on(server, out, turns):  # battle_against waits for both logins on poke-env's own loop
+                asyncio.run(a.battle_against(b, n_battles=games))
+        finally:
+            Pokemon.update_from_request = harness_reading  # type: ignore[method-assign]
         return out[0]
 
 

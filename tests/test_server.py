@@ -14,6 +14,9 @@ import pytest
 
 from support.games import BOTS, play, results
 from pokebench.play.arena import HarnessError
+from poke_env.battle.pokemon import Pokemon
+
+from pokebench.player import poke_env_fixes
 from pokebench.player.bench_player import BenchPlayer
 from pokebench.player.seats import PokeEnvSeat
 from pokebench.play.schedule import build_schedule
@@ -102,6 +105,38 @@ def test_players_on_connections_taken_over_from_earlier_games_play_the_same_game
     alone = [results(play(showdown, [spec]))[0] for spec in specs]  # an arena each: connections of their own
     assert [r.record["input_log"] for r in taken_over] == [r.record["input_log"] for r in alone]
     assert [r.players for r in taken_over] == [r.players for r in alone]
+
+
+def test_the_request_shortcut_leaves_every_pokemon_as_poke_envs_own_reading_does(showdown, monkeypatch):
+    """poke_env_fixes skips walking a request's moves when they are the Pokémon's last request's: the games and,
+    at every choice, both sides' Pokémon (moves, HP, status, item, ability, Tera type) are those of poke-env's
+    own ``update_from_request`` (with the Tera fix alone)."""
+    specs = build_schedule("t", "request-shortcut", 3, [("heuristic", "random"), ("max-damage", "heuristic")])
+    seen: list[tuple] = []
+    choose = {name: bot.choose_move for name, bot in BOTS.items()}
+
+    def recording(name):
+        def choose_move(self, battle):
+            seen.append((self.username, battle.turn, [  # names are the game's, rooms the server's
+                (mon.species, sorted(mon.moves), mon.current_hp, mon.status, mon.item, mon.ability, mon.tera_type,
+                 mon.active) for mon in battle.team.values()]))
+            return choose[name](self, battle)
+        return choose_move
+
+    for name, bot in BOTS.items():
+        monkeypatch.setattr(bot, "choose_move", recording(name))
+    shortcut = results(play(showdown, specs))
+    with_shortcut, seen[:] = sorted(seen), []
+    patched = poke_env_fixes._update_from_request
+
+    def tera_fix_alone(mon, request_pokemon):  # the shortcut's condition never holds
+        mon._last_request = None
+        patched(mon, request_pokemon)
+
+    monkeypatch.setattr(Pokemon, "update_from_request", tera_fix_alone)
+    own = results(play(showdown, specs))
+    assert len(with_shortcut) > 100 and sorted(seen) == with_shortcut
+    assert [r.record["input_log"] for r in shortcut] == [r.record["input_log"] for r in own]
 
 
 def test_recorded_input_log_replays_to_the_same_winner_and_turns(showdown, tmp_path):
