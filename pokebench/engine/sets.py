@@ -136,7 +136,6 @@ class SetTable:
             species: [(_parse(species, key), count) for key, count in sorted(entries.items())]
             for species, entries in sorted(table.items())}
         self.species = sorted(self.sets)
-        self.species_weights = [sum(c for _, c in self.sets[s]) for s in self.species]
         self._variants = [_Variant.of(species, forme, entries) for species in self.species
                           for forme, entries in _by_forme(self.sets[species]).items()]
         self._cumulative = list(itertools.accumulate(v.weight for v in self._variants))
