@@ -2,6 +2,8 @@
 
     nice .venv/bin/python benchmarks/set_inference.py [--pairs 7] [--runs-dir /tmp/pb-inf/runs]
                                                       [--seed-text pokebench-set-inference]
+    nice .venv/bin/python benchmarks/set_inference.py --prior [--teams 500] [--samples 100]
+                                                      [--seed-text pokebench-unseen-prior]
 
 Plays (or reuses) ``bots-smoke`` with `--pairs` mirror pairs per matchup (7: 42 games) on a seed text of its
 own, replays every game in the pinned simulator (``positions.js``), and at every decision of each side
@@ -16,12 +18,22 @@ holds now), with the revealed facts alone (the item it started with), with each 
    true set got weight 0 (the evidence was wrong) and the fallbacks (the evidence ruled out every set);
 2. for each kind, over the Pokémon-decisions where that kind found something: the mean probability of the
    true set and item before (revealed facts alone) and after (that kind added).
+
+With ``--prior`` it measures instead the prior of the Pokémon not seen yet (no game is played): on `--teams`
+teams from the pinned generator (on a seed text of their own), the first k of each team shown (k = 1..5, the
+lead first), the table's counts with the species clause alone ("old") against the counts under the
+generator's team rules ("rules", :meth:`SetTable.sample_unseen`): by k, the exact probability that the first
+unseen Pokémon drawn is one of the hidden ones, the mean log-probability of each hidden species in that draw
+(with the share it gives 0), and the mean probability that a hidden species is in a team completed by
+sampling (`--samples` completions per team and k).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -34,7 +46,7 @@ from typing import Any
 from pokebench.engine.from_messages import player_battle, player_name
 from pokebench.engine.from_showdown import game_positions
 from pokebench.engine.inference import EVIDENCE, Facts, SetBelief
-from pokebench.engine.sets import Revealed, SetTable
+from pokebench.engine.sets import RandomSet, Revealed, SetTable, generate_teams
 from pokebench.results.loading import load_runs
 
 RUN = "bots-smoke"
@@ -131,12 +143,75 @@ def _probabilities(weights: dict, truth: tuple) -> tuple[float, float]:
     return p_set, p_item
 
 
+PRIOR_SEED_TEXT = "pokebench-unseen-prior"
+PRIORS = ("old", "rules")
+
+
+def _completion(table: SetTable, shown: list[RandomSet], prior: str, rng: random.Random) -> set[str]:
+    """The species drawn to complete the team of `shown` to six under `prior`."""
+    team = list(shown)
+    excluded = {m.species for m in shown} | {table.base(m.species) for m in shown}
+    drawn: set[str] = set()
+    while len(team) < 6:
+        chosen = table.sample_unseen(excluded, rng, team if prior == "rules" else ())
+        excluded |= {chosen.species, table.base(chosen.species)}
+        team.append(chosen)
+        drawn.add(chosen.species)
+    return drawn
+
+
+def measure_prior(teams: list[list[RandomSet]], samples: int) -> dict:
+    """By (k, prior): the first draw's P(hidden), log P and zeros per hidden species, P(in a sampled team)."""
+    table = SetTable.load()
+    rng = random.Random(0)
+    found: dict = defaultdict(lambda: defaultdict(list))
+    for team in teams:
+        for k in range(1, 6):
+            shown, hidden = team[:k], [m.species for m in team[k:]]
+            excluded = {m.species for m in shown} | {table.base(m.species) for m in shown}
+            for prior in PRIORS:
+                first = table.unseen_species(excluded, shown if prior == "rules" else ())
+                row = found[(k, prior)]
+                row["first"].append(sum(first.get(h, 0.0) for h in hidden))
+                row["log"] += [math.log(first[h]) for h in hidden if first.get(h, 0.0) > 0]
+                row["zero"] += [first.get(h, 0.0) == 0 for h in hidden]
+                drawn = [_completion(table, shown, prior, rng) for _ in range(samples)]
+                row["in team"] += [sum(h in d for d in drawn) / samples for h in hidden]
+    return found
+
+
+def report_prior(args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    teams = generate_teams(args.seed_text, args.teams)
+    found = measure_prior(teams, args.samples)
+    print(f"{len(teams)} teams of seed text {args.seed_text!r}, {args.samples} completions each, "
+          f"in {time.perf_counter() - started:.0f} s")
+    print("first k shown: the first unseen draw's P(one of the hidden), mean log P(a hidden species) [share at 0];"
+          " mean P(a hidden species in a sampled team)")
+    print(f"  {'k':>2}" + "".join(f"{p + ': first  log P [0]  in team':>40}" for p in PRIORS))
+    for k in range(1, 6):
+        cells = []
+        for prior in PRIORS:
+            row = found[(k, prior)]
+            cells.append(f"{statistics.fmean(row['first']):.4f} {statistics.fmean(row['log']):7.3f} "
+                         f"[{statistics.fmean(row['zero']):.4f}] {statistics.fmean(row['in team']):.4f}")
+        print(f"  {k:>2}" + "".join(f"{c:>40}" for c in cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--runs-dir", type=Path, default=Path("/tmp/pb-inf/runs"))
-    parser.add_argument("--seed-text", default="pokebench-set-inference")
+    parser.add_argument("--seed-text", default=None, help="pokebench-set-inference (games) or "
+                        f"{PRIOR_SEED_TEXT} (--prior)")
+    parser.add_argument("--prior", action="store_true", help="measure the prior of the unseen Pokémon instead")
+    parser.add_argument("--teams", type=int, default=500, help="--prior: generated teams")
+    parser.add_argument("--samples", type=int, default=100, help="--prior: sampled completions per team and k")
     args = parser.parse_args()
+    if args.prior:
+        report_prior(argparse.Namespace(**{**vars(args), "seed_text": args.seed_text or PRIOR_SEED_TEXT}))
+        return
+    args.seed_text = args.seed_text or "pokebench-set-inference"
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     play(args.runs_dir, args.pairs, args.seed_text)
     started = time.perf_counter()

@@ -31,8 +31,9 @@ from poke_env.stats import compute_raw_stats
 from pokebench.engine.errors import EngineError
 from pokebench.engine.position import STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.inference import EVIDENCE, SetBelief
-from pokebench.engine.sets import RandomSet, SetTable
+from pokebench.engine.sets import RandomSet, Revealed, SetTable
 from pokebench.engine.state import MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
+from pokebench.engine.team_rules import Member
 
 #: Random battles' EVs and IVs for a set the generator does not say otherwise of.
 RANDOM_BATTLE_EVS = 84
@@ -220,12 +221,17 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
 
 def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str]) -> SideSpec:
     ordered = list(battle.opponent_team.values())[:MAX_MONS]
-    mons = [_opponent_mon(m, _sample_for(m, belief, rng, notes)) for m in ordered]
+    chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
+    mons = [_opponent_mon(m, c) for m, c in zip(ordered, chosen)]
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
+    # the team the generator's rules see: the revealed Pokémon (their sampled sets) and those drawn so far
+    team: list[Member] = [c or Revealed(m.species, m.level, frozenset(m.moves), ability=m.ability or None)
+                          for m, c in zip(ordered, chosen)]
     while len(mons) < MAX_MONS:
-        drawn = belief.sample_unseen(excluded, rng)
+        drawn = belief.sample_unseen(excluded, rng, team)
         base = _species_entry(drawn.species).get("baseSpecies", drawn.species)
         excluded |= {drawn.species, re.sub(r"[^a-z0-9]", "", base.lower())}
+        team.append(drawn)
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
         notes.append("side_two: no active Pokémon shown; the first one taken")

@@ -6,7 +6,7 @@ Interface (the search bot and the analysis's player view use it through
     belief = SetBelief.from_battle(table, battle, evidence=EVIDENCE)
     belief.weights(species) -> dict[RandomSet, float]    # one opposing Pokémon's sets, probabilities summing to 1
     belief.sample_set(species, rng) -> (RandomSet | None, why)   # a set drawn by weight; why: "" or what was relaxed
-    belief.sample_unseen(excluded, rng) -> RandomSet     # a Pokémon not seen yet: the prior (nothing is known of it)
+    belief.sample_unseen(excluded, rng, team) -> RandomSet   # a Pokémon not seen yet: the prior given the team so far
     belief.facts[species] -> Facts                       # the hard constraints and the checks found for it
     belief.fallbacks -> list[str]                        # Pokémon whose checks ruled out every set (then: constraints alone)
 
@@ -42,12 +42,14 @@ Pokémon's sets are weighted by the constraints alone and it is counted in ``fal
 from __future__ import annotations
 
 import random
+from typing import Iterable
 
 from poke_env.battle import AbstractBattle
 
 from pokebench.engine.evidence import EVIDENCE, Check, Facts, read_facts
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
 from pokebench.engine.speed import dex, to_id
+from pokebench.engine.team_rules import Member
 
 __all__ = ["EVIDENCE", "Check", "Facts", "SetBelief"]
 
@@ -108,6 +110,7 @@ class SetBelief:
         chosen = rng.choices(list(weights), weights=list(weights.values()))[0]
         return chosen, self.relaxed.get(species, "")
 
-    def sample_unseen(self, excluded: set[str], rng: random.Random) -> RandomSet:
-        """A Pokémon not seen yet: nothing of it is known but which species it is not (the prior)."""
-        return self.table.sample_unseen(excluded, rng)
+    def sample_unseen(self, excluded: set[str], rng: random.Random, team: Iterable[Member] = ()) -> RandomSet:
+        """A Pokémon not seen yet: nothing of it is known but which species it is not and the team it joins
+        (the prior: the table's counts under the generator's team rules, :meth:`SetTable.sample_unseen`)."""
+        return self.table.sample_unseen(excluded, rng, team)

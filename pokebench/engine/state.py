@@ -42,7 +42,8 @@ APPROXIMATIONS: dict[str, str] = {
     "them; the random-battle sets deal them)",
     "nature and EVs": "the engine's defaults (serious, 85 each): the stats themselves are given",
     "opponent's unrevealed facts (player's information)": "sampled from the pinned server's random-battle sets "
-    "(sets.py); its stats from base stats, level, 84 EVs and 31 IVs; its HP from the shown percentage",
+    "(sets.py; a Pokémon not yet seen under the generator's team rules, team_rules.py); its stats from base "
+    "stats, level, 84 EVs and 31 IVs; its HP from the shown percentage",
     "Choice lock (full information)": "its volatile is dropped; the moves it locks out are disabled, as Showdown's "
     "request disables them",
     "Future Sight (full information)": "Showdown keeps it on the target's slot; the engine on the user's side, "
