@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import socket
+import struct
 import time
 from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
@@ -373,3 +375,15 @@ def test_the_local_server_simulates_a_prefix_cache_and_reads_legal_actions(api):
     request = ChatRequest(0, {"messages": [{"role": "user", "content": SAMPLE_FIRST}]}, {}, 0.0)
     assert legal_actions_in(request)[-1] == "switch Granbull"
     assert hashed_policy(request).startswith("ACTION: ")
+
+
+def test_the_local_model_server_takes_a_client_hanging_up_mid_request_quietly(capsys):
+    """A request the harness cancels (a game voided) resets its connection: no traceback on the test's output."""
+    with LocalOpenAI() as api:
+        host, port = api._server.server_address[:2]
+        client = socket.create_connection((host, port))
+        client.sendall(b"POST /v1/chat/compl")  # half a request line, then a reset (SO_LINGER 0)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()
+        time.sleep(0.3)
+        assert "Traceback" not in capsys.readouterr().err

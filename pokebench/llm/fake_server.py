@@ -30,6 +30,7 @@ import hashlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -136,6 +137,16 @@ def hashed_policy(request: ChatRequest) -> str:
 # --------------------------------------------------------------------------- the server
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a request cancelled, a game voided) is no error of the server's; the standard
+        library would print a traceback for it."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class LocalOpenAI:
     """The server in a background thread; use as a context manager. ``base_url`` ends in ``/v1``."""
 
@@ -155,8 +166,7 @@ class LocalOpenAI:
         self.requests: list[ChatRequest] = []
         self._lock = threading.Lock()
         self._seen_prefixes: set[str] = set()
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
-        self._server.daemon_threads = True
+        self._server = _Server((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     # lifecycle -----------------------------------------------------------------------------------
