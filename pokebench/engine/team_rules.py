@@ -28,12 +28,12 @@ and the rules that shape a *set* by the team (one Stealth Rock setter, one Tera 
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
 from poke_env.data import GenData
+from poke_env.data.normalize import to_id_str as to_id  # the Pokédex's names are ASCII: Showdown's ids
 
 TYPE_LIMIT, WEAK_LIMIT, DOUBLE_WEAK_LIMIT, FREEZE_DRY_LIMIT, MAX_LEVEL_LIMIT = 2, 3, 1, 4, 1
 FIRE_ABILITIES = frozenset({"dryskin", "fluffy"})
@@ -64,10 +64,6 @@ class Member(Protocol):
     def moves(self) -> Iterable[str]: ...
     @property
     def item(self) -> str | None: ...
-
-
-def to_id(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 @dataclass(frozen=True)
