@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 
 from poke_env.battle import AbstractBattle, Pokemon, PokemonType, Status
 from poke_env.data import GenData
@@ -229,8 +228,7 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
                           for m, c in zip(ordered, chosen)]
     while len(mons) < MAX_MONS:
         drawn = belief.sample_unseen(excluded, rng, team)
-        base = _species_entry(drawn.species).get("baseSpecies", drawn.species)
-        excluded |= {drawn.species, re.sub(r"[^a-z0-9]", "", base.lower())}
+        excluded |= {drawn.species, SetTable.base(drawn.species)}
         team.append(drawn)
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
