@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -275,9 +276,18 @@ def test_half_written_install_is_a_clear_error(tmp_path):
 
 
 class SlowBot(BenchPlayer):
-    """Takes its time, so that a game is surely in flight when the server is killed."""
+    """Takes its time, so that a game is surely in flight when the server is killed; `in_play` is set once
+    `IN_PLAY_GAMES` games have asked it for a move (the kill waits for that, not for a time that a loaded machine
+    may not keep)."""
+
+    IN_PLAY_GAMES = 2
+    asked_in: set[str] = set()
+    in_play = threading.Event()
 
     async def choose_move(self, battle):
+        SlowBot.asked_in.add(battle.battle_tag)
+        if len(SlowBot.asked_in) >= SlowBot.IN_PLAY_GAMES:
+            SlowBot.in_play.set()
         await asyncio.sleep(0.3)
         return self.choose_random_move(battle)
 
@@ -287,13 +297,14 @@ def test_server_killed_mid_game_gives_harness_errors_and_is_restarted(tmp_path):
     with LocalShowdown(log_path=tmp_path / "showdown.log") as server:
         first_pid = server.process.pid
 
-        def kill_soon() -> None:
-            time.sleep(2.0)
-            os.killpg(first_pid, signal.SIGKILL)
+        SlowBot.asked_in.clear()
+        SlowBot.in_play.clear()
 
-        import threading
+        def kill_mid_game() -> None:
+            if SlowBot.in_play.wait(timeout=300):  # both games have begun to play
+                os.killpg(first_pid, signal.SIGKILL)
 
-        threading.Thread(target=kill_soon, daemon=True).start()
+        threading.Thread(target=kill_mid_game, daemon=True).start()
         outcomes = play(server, specs[:2], {"slow": SlowBot, **BOTS}, concurrency=2)
         assert all(isinstance(o, HarnessError) and o.cause in ("server died", "server connection lost") for o in outcomes)
         # The next games find the server restarted and play normally.
