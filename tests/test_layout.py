@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pokebench"
 # (`plugins`, a list of module names on the bottom floor). `publish` orchestrates results and site;
 # the commands are on top.
 FLOORS: list[set[str]] = [
-    {"pokebench", "paths", "seeds", "util", "games", "plugins", "invocation"},
+    {"pokebench", "paths", "seeds", "util", "games", "plugins", "invocation", "bars"},
     {"showdown", "text"},
     {"player"},
     {"llm", "engine"},

@@ -25,6 +25,7 @@ from pokebench.showdown.server import LocalShowdown
 from support.existing_server import on_server
 from support.games import REPO_DIR
 from support.processes import started, wait_for
+from support.stored_run import copy_of
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
@@ -110,6 +111,19 @@ def test_progress_written_to_a_file_is_a_few_plain_lines(showdown, tmp_path: Pat
     assert re.search(r"\| 0/24 \[", lines[0]), lines[0]
     bad = run_cli(tmp_path, "+run=bots-smoke", "publish=false", env={"POKEBENCH_PROGRESS_EVERY": "often"})
     assert bad.returncode == 2 and "POKEBENCH_PROGRESS_EVERY must be a number of seconds" in bad.stderr, bad.stderr
+
+
+def test_the_analysis_progress_written_to_a_pipe_is_a_few_plain_lines(stored_run, tmp_path: Path) -> None:
+    """`pokebench analyse` keeps to the same rule as a run: no redraws off a terminal, and the last line says all."""
+    runs = copy_of(stored_run, tmp_path)
+    started_at = time.monotonic()
+    proc = run_cli(tmp_path, "analyse", "bots-smoke", "--runs-dir", str(runs), "--no-quality")
+    elapsed = time.monotonic() - started_at
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "\r" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("analyse:")]
+    assert 1 <= len(lines) <= 2 + elapsed / 30, proc.stderr[-3000:]
+    assert re.search(r"\| 6/6 \[.*turns=\d+", lines[-1]), lines[-1]
 
 
 def test_a_run_refused_at_pre_flight_leaves_no_lock_file(tmp_path: Path) -> None:

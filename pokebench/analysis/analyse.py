@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from tqdm import tqdm
-
 from pokebench.analysis.cache import append_entries, cache_path, game_key, luck_path, read_entries
 from pokebench.analysis.luck_rows import luck_settings
 from pokebench.analysis.settings import Settings, engine_version
+from pokebench.bars import progress_bar
 from pokebench.engine.check import EngineUnavailable
 from pokebench.paths import RUNS_DIR
 from pokebench.results.loading import PublishError, load_runs
@@ -224,7 +223,7 @@ def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label
     if not tasks:
         return 0, 0, 0
     done = games = turns = 0
-    bar = tqdm(total=len(tasks), desc=label, unit="game", dynamic_ncols=True, disable=not progress)
+    bar = progress_bar(len(tasks), label, "game", disable=not progress)
     context = multiprocessing.get_context("spawn")  # the workers import the engine afresh, no forked state
     with context.Pool(max(1, workers), initializer=_init_worker) as pool:
         for results in pool.imap_unordered(_work, _chunks(tasks)):
@@ -236,8 +235,8 @@ def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label
                     games += 1
                     turns += len(luck["turns"])
                 done += len(entries)
+            bar.set_postfix(decisions=done, turns=turns, refresh=False)
             bar.update(len(results))
-            bar.set_postfix(decisions=done, turns=turns)
     bar.close()
     return done, games, turns
 

@@ -28,7 +28,7 @@ from poke_env.player import Player
 from pokebench import paths
 from pokebench.play import epochs, sequential
 from pokebench.games import GameSpec
-from pokebench.play.progress import plain_every
+from pokebench.bars import plain_every
 from pokebench.play.schedule import build_schedule, expand_matchups
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.player.hooks import PlayerMaker, Preflight, SupportsFormats

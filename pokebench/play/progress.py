@@ -5,74 +5,29 @@ answers of the games in flight (:meth:`pokebench.play.arena.Arena.live_decisions
 run whose games take minutes shows its answers, tokens and spend growing long before a game ends.
 
 On a terminal the bar redraws in place. Written to anything else (a file, a pipe, CI's log, ``nohup``) a
-redraw would be one more chunk of the file each time: there the bar is :class:`PlainLines`, one plain line at
-most every :data:`PLAIN_EVERY` seconds (``POKEBENCH_PROGRESS_EVERY`` sets it) and one at the end.
+redraw would be one more chunk of the file each time: there the bar is :class:`pokebench.bars.PlainLines`, one
+plain line at most every :data:`pokebench.bars.PLAIN_EVERY` seconds (``POKEBENCH_PROGRESS_EVERY`` sets it) and
+one at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from collections import Counter
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
-from tqdm import tqdm
-
+from pokebench.bars import PlainLines, progress_bar
 from pokebench.play.arena import GameResult, HarnessError, NotStarted
 from pokebench.player.decisions import DecisionRecord
 
 #: Seconds between two readings of the answers of the games in flight.
 FOLLOW_EVERY = 1.0
-#: Seconds between two progress lines when the bar is not written to a terminal.
-PLAIN_EVERY = 30.0
-
-
-def plain_every() -> float:
-    """:data:`PLAIN_EVERY`, or the seconds ``POKEBENCH_PROGRESS_EVERY`` gives (a number of seconds)."""
-    text = os.environ.get("POKEBENCH_PROGRESS_EVERY")
-    try:
-        return max(0.0, float(text)) if text else PLAIN_EVERY
-    except ValueError:
-        raise ValueError(f"POKEBENCH_PROGRESS_EVERY must be a number of seconds (e.g. 30), not {text!r}; "
-                         "unset it for the default") from None
-
-
-class PlainLines(tqdm):
-    """tqdm for a file or a pipe: each display a line of its own ending in a newline (no carriage returns, no
-    bar drawn in characters; tqdm's figures as on a terminal), at most one every `every` seconds, and the last
-    one when it closes."""
-
-    def __init__(self, *args: Any, every: float, **kwargs: Any) -> None:
-        super().__init__(*args, mininterval=every, miniters=1, leave=False, dynamic_ncols=False, ncols=None,
-                         bar_format="{desc}: {percentage:3.0f}% | {n_fmt}/{total_fmt} [{elapsed}<{remaining}, "
-                                    "{rate_fmt}{postfix}]", **kwargs)
-
-    def display(self, msg: str | None = None, pos: int | None = None) -> bool:
-        if msg is None:  # tqdm's own line ('' is its "clear the line", which a file needs not)
-            self.fp.write(f"{self}\n")
-            self.fp.flush()
-        return msg is None
-
-    def due(self) -> bool:
-        """Whether a line written now keeps to the interval."""
-        return self._time() - self.last_print_t >= self.mininterval  # tqdm's own clock and last line
-
-    def close(self) -> None:
-        if not self.disable:  # the last line: where the run ended
-            self.refresh()
-        super().close()
-
-
 class Progress:
     """A tqdm bar: games done of total, wins so far per player, harness errors, and the answers, tokens and
     spend of LLM players (finished games and games in flight), rate and time left."""
 
     def __init__(self, total: int, done: int, name: str) -> None:
-        if sys.stderr.isatty():
-            self.bar = tqdm(total=total, initial=done, desc=name, unit="game", dynamic_ncols=True)
-        else:
-            self.bar = PlainLines(total=total, initial=done, desc=name, unit="game", every=plain_every())
+        self.bar = progress_bar(total, name, "game", initial=done)
         self.wins: Counter[str] = Counter()
         self.errors = 0
         self.finished: Counter[str] = Counter()  # answers, tokens and spend of the games that ended (this start)
