@@ -17,6 +17,7 @@ import pytest
 from pokebench.engine.from_battle import positions_from_battle
 from pokebench.engine.from_messages import battle_from_messages, player_battle, player_name
 from pokebench.engine.inference import EVIDENCE, SetBelief
+from pokebench.engine.position import SWITCHED_IN
 from pokebench.engine.speed import SLOW_SETS, move_priority, speed_stat
 from pokebench.engine.sets import RandomSet, SetTable
 
@@ -298,3 +299,54 @@ def test_on_recorded_games_the_evidence_leaves_the_true_item(recorded, table, ca
     found = weights(SetBelief.from_battle(table, battle, EVIDENCE), species)
     assert {s.item for s in found} == alone == items != without
     assert sum(p for s, p in found.items() if set(s.moves) == set(truth["base_moves"])) > 0
+
+
+# ---- what the battle showed reaches the engine's state ----------------------------------------
+
+
+def choice_case(table: SetTable) -> tuple[str, int, list[str]]:
+    """A species and level of the table with a Choice Scarf set, and that set's moves."""
+    for species in table.species:
+        for found, _ in table.sets[species]:
+            if found.item == "choicescarf" and found.ability != "klutz":
+                return species, found.level, list(found.moves)
+    raise AssertionError("no Choice Scarf set in the table")
+
+
+def move_name(move: str) -> str:
+    from poke_env.data import GenData
+
+    return str(GenData.from_gen(9).moves[move]["name"])
+
+
+def test_hazards_move_locks_and_the_last_move_the_battle_showed_reach_the_engines_state(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    species, level, moves = choice_case(table)
+    mon = f"p2a: {name(species)}"
+    came_in = ["|turn|1", "|turn|2", "|-sidestart|p2: them|move: Stealth Rock", "|-sidestart|p2: them|Spikes",
+               "|-sidestart|p2: them|Spikes", "|turn|3", f"|switch|{mon}|{name(species)}, L{level}|100/100",
+               f"|-item|{mon}|Choice Scarf|[from] ability: Frisk|[of] p1a: Pikachu", "|turn|4"]
+    fresh = positions_from_battle(battle_of(came_in), table, random.Random(1), 1)[0]
+    # Stealth Rock set in turn 2 is one layer (poke-env keeps the turn it started), Spikes two
+    assert fresh.side_two.conditions == {"stealthrock": 1, "spikes": 2}
+    assert fresh.side_two.last_move == SWITCHED_IN  # nothing used since it came in: Fake Out would work
+    state = build_state(fresh)
+    assert state.side_two.side_conditions.stealth_rock == 1 and state.side_two.side_conditions.spikes == 2
+    assert state.side_two.last_used_move == f"switch:{fresh.side_two.active}"
+    assert not any(slot.disabled for slot in fresh.side_two.mons[fresh.side_two.active].moves)
+
+    used = [*came_in, f"|move|{mon}|{move_name(moves[0])}|p1a: Pikachu", "|turn|5"]
+    locked = positions_from_battle(battle_of(used), table, random.Random(1), 1)[0]
+    active = locked.side_two.mons[locked.side_two.active]
+    assert locked.side_two.last_move == moves[0]
+    assert [slot.id for slot in active.moves if not slot.disabled] == [moves[0]]  # held by its Choice Scarf
+    assert build_state(locked).side_two.last_used_move == "move:0"
+
+
+def test_a_protect_that_worked_counts_towards_the_next_ones_chance(table):
+    protected = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p1a: Pikachu|Protect|p1a: Pikachu",
+                 "|-singleturn|p1a: Pikachu|Protect", "|turn|2"]
+    position = positions_from_battle(battle_of(protected), table, random.Random(1), 1)[0]
+    assert position.side_one.protect_streak == 1 and position.side_two.protect_streak == 0

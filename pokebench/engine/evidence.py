@@ -23,7 +23,7 @@ __all__ = ["EVIDENCE", "Check", "Facts", "read_facts"]
 
 #: The kinds of evidence beyond the hard constraints (all used by default).
 EVIDENCE = frozenset({"hazards", "life-orb", "leftovers", "choice", "speed"})
-_CHOICE = frozenset({"choiceband", "choicespecs", "choicescarf"})
+CHOICE_ITEMS = frozenset({"choiceband", "choicespecs", "choicescarf"})
 _HAZARD_PROOF = frozenset({"heavydutyboots"})
 #: Lines that end what a move or a switch-in did (the next action, the turn's end).
 _ACTION = frozenset({"move", "switch", "drag", "cant", "turn", "upkeep"})
@@ -458,7 +458,7 @@ class _Reader:
             return
         if used and move not in used and len(used) == 1:
             self._add(key, "choice", f"used {sorted(used)[0]} then {move} without switching: no Choice item",
-                      lambda s: s.item not in _CHOICE or s.ability == "klutz")
+                      lambda s: s.item not in CHOICE_ITEMS or s.ability == "klutz")
         used.add(move)
 
     # ---- move order ------------------------------------------------------------------------------

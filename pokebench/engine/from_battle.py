@@ -24,11 +24,13 @@ import functools
 import random
 
 from poke_env.battle import AbstractBattle, Pokemon, PokemonType, Status
+from poke_env.battle.side_condition import STACKABLE_CONDITIONS
 from poke_env.data import GenData
 from poke_env.stats import compute_raw_stats
 
 from pokebench.engine.errors import EngineError
-from pokebench.engine.position import STATS, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
+from pokebench.engine.evidence import CHOICE_ITEMS
+from pokebench.engine.position import STATS, SWITCHED_IN, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.inference import EVIDENCE, SetBelief
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
 from pokebench.engine.state import MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
@@ -140,17 +142,30 @@ def _volatiles(mon: Pokemon | None) -> set[str]:
 
 
 def _conditions(conditions: dict, turn: int) -> dict[str, int]:
-    """poke-env's side conditions (layers, or the turn they started) as layers or turns left."""
+    """poke-env's side conditions (layers of Spikes and Toxic Spikes; for the others the turn they started) as
+    layers, turns left, or 1 (Stealth Rock, Sticky Web: the engine hurts a switch-in only at 1)."""
     out = {}
     for condition, value in conditions.items():
         name = condition.name.lower().replace("_", "")
         duration = DEFAULT_TURNS.get(name)
-        out[name] = max(1, duration - (turn - value)) if duration else value
+        if condition in STACKABLE_CONDITIONS:
+            out[name] = value
+        else:
+            out[name] = max(1, duration - (turn - value)) if duration else 1
     return out
 
 
+def _last_move(active: Pokemon | None) -> str:
+    """The active's last used move as ``SideSpec.last_move`` wants it (poke-env forgets it at a switch)."""
+    if active is None:
+        return ""
+    if active.last_move is not None:
+        return active.last_move.id
+    return SWITCHED_IN if active.first_turn else ""
+
+
 def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, ordered: list[Pokemon],
-          conditions: dict, force_switch: bool = False, trapped: bool = False, last_move: str = "") -> SideSpec:
+          conditions: dict, force_switch: bool = False, trapped: bool = False, locked_to: str = "") -> SideSpec:
     index = next((i for i, m in enumerate(ordered) if m is active), 0)
     mon = mons[index]
     return SideSpec(
@@ -159,7 +174,8 @@ def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, o
         conditions=_conditions(conditions, battle.turn),
         substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
         toxic_count=_status_turns(active, "tox") if active is not None else 0, force_switch=force_switch,
-        trapped=trapped, last_move=last_move)
+        trapped=trapped, last_move=locked_to or _last_move(active),
+        protect_streak=active.protect_counter if active is not None else 0)
 
 
 def _own_side(battle: AbstractBattle) -> SideSpec:
@@ -173,9 +189,9 @@ def _own_side(battle: AbstractBattle) -> SideSpec:
             for slot in mons[index].moves:
                 slot.disabled = slot.id not in offered
     # the move an Encore (or a lock) keeps it to is the one the request offers alone
-    last_move = battle.available_moves[0].id if len(battle.available_moves) == 1 else ""
+    locked_to = battle.available_moves[0].id if len(battle.available_moves) == 1 else ""
     return _side(battle, mons, active, ordered, battle.side_conditions,
-                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), last_move=last_move)
+                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), locked_to=locked_to)
 
 
 def _sample_for(mon: Pokemon, belief: SetBelief, rng: random.Random, notes: list[str]) -> RandomSet | None:
@@ -233,7 +249,18 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
         notes.append("side_two: no active Pokémon shown; the first one taken")
-    return _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions)
+    side = _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions)
+    _hold_to_choice(side)
+    return side
+
+
+def _hold_to_choice(side: SideSpec) -> None:
+    """A Choice item (shown or drawn) holds the active Pokémon to the move it last used: the other moves are
+    disabled (the engine locks a Choice only after a move in its own tree; the request does it for our side)."""
+    mon = side.mons[side.active]
+    if mon.item in CHOICE_ITEMS and mon.ability != "klutz" and any(slot.id == side.last_move for slot in mon.moves):
+        for slot in mon.moves:
+            slot.disabled = slot.id != side.last_move
 
 
 def _started(entries: dict, turn: int, name: str) -> int:

@@ -59,6 +59,10 @@ class MonSpec:
         return self.hp <= 0
 
 
+#: ``SideSpec.last_move`` of an active Pokémon that has not moved since it switched in.
+SWITCHED_IN = "switch"
+
+
 @dataclass
 class SideSpec:
     """One side: its Pokémon (at most six, in team order) and what is on its active slot and field."""
@@ -74,7 +78,10 @@ class SideSpec:
     toxic_count: int = 0  # turns of bad poison so far (the damage counter)
     force_switch: bool = False  # this side must choose a switch now
     trapped: bool = False
-    last_move: str = ""  # the active's last used move id, "" for none
+    #: The active's last used move id; SWITCHED_IN when it has done nothing since it came in; "" for none
+    #: (the engine then lets Fake Out work, and Encore fail).
+    last_move: str = ""
+    protect_streak: int = 0  # the active's Protects (and the like) in a row that worked
     wish: tuple[int, int] = (0, 0)  # (turns left, hp it heals)
     future_sight: tuple[int, int] = (0, 0)  # (turns left, index of the Pokémon that used it)
     #: Durations, as Showdown counts them (turns left), of the active's timed volatiles.

@@ -21,7 +21,7 @@ from poke_engine import Move, Pokemon, Side, SideConditions, State, VolatileStat
 from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.names import (SIDE_CONDITIONS, STATUS, TERRAIN, VOLATILE_DURATIONS, WEATHER, engine_name,
                                     knows, mapped)
-from pokebench.engine.position import FieldSpec, MonSpec, Position, SideSpec
+from pokebench.engine.position import SWITCHED_IN, FieldSpec, MonSpec, Position, SideSpec
 
 #: Items of the random-battle sets that poke-engine 0.0.48 does not have.
 ITEMS_HELD_AS_NONE = frozenset({"leppaberry", "lightclay", "scopelens"})
@@ -37,7 +37,8 @@ APPROXIMATIONS: dict[str, str] = {
     "weather and terrain turns": "0 when unknown: the engine then never ends them",
     "Delta Stream": "strong winds have no engine weather: no weather",
     "moves beyond four": "the engine holds four moves per Pokémon (Showdown's random battles deal at most four)",
-    "last move": "kept only as a slot of the active Pokémon's moves; otherwise none",
+    "last move": "kept only as a slot of the active Pokémon's moves, or as its switch-in when it has not moved since; "
+                 "otherwise none",
     "items poke-engine lacks": f"{', '.join(sorted(ITEMS_HELD_AS_NONE))}: held as no item (0.0.48 has none of "
     "them; the random-battle sets deal them)",
     "nature and EVs": "the engine's defaults (serious, 85 each): the stats themselves are given",
@@ -130,14 +131,20 @@ def _side(side: SideSpec, where: str) -> Side:
     return Side(
         pokemon=[_mon(m, f"{where}.mons[{i}]") for i, m in enumerate(side.mons)],
         active_index=str(side.active),  # the engine takes the index as text
-        side_conditions=SideConditions(toxic_count=side.toxic_count, **conditions),
+        side_conditions=SideConditions(toxic_count=side.toxic_count, protect=side.protect_streak, **conditions),
         volatile_statuses={engine_name("volatile", v, f"{where}.volatiles") for v in side.volatiles},
         volatile_status_durations=VolatileStatusDurations(
             **{k: n for k, n in side.volatile_turns.items() if k in VOLATILE_DURATIONS}),
         substitute_health=side.substitute_hp, force_switch=side.force_switch, force_trapped=side.trapped,
-        last_used_move=f"move:{slots.index(side.last_move)}" if side.last_move in slots else "move:none",
+        last_used_move=_last_used_move(side, slots),
         wish=side.wish, future_sight=(side.future_sight[0], str(side.future_sight[1])),
         **{_BOOSTS[k]: n for k, n in side.boosts.items()})
+
+
+def _last_used_move(side: SideSpec, slots: list[str]) -> str:
+    if side.last_move == SWITCHED_IN:
+        return f"switch:{side.active}"
+    return f"move:{slots.index(side.last_move)}" if side.last_move in slots else "move:none"
 
 
 def _field(field: FieldSpec) -> dict[str, object]:
