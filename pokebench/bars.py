@@ -40,6 +40,7 @@ class PlainLines(tqdm):
         if msg is None:  # tqdm's own line ('' is its "clear the line", which a file needs not)
             self.fp.write(f"{self}\n")
             self.fp.flush()
+            self.last_print_t = self._time()  # tqdm counts from its own updates' lines only, not a refresh's
         return msg is None
 
     def due(self) -> bool:
