@@ -350,3 +350,28 @@ def test_a_protect_that_worked_counts_towards_the_next_ones_chance(table):
                  "|-singleturn|p1a: Pikachu|Protect", "|turn|2"]
     position = positions_from_battle(battle_of(protected), table, random.Random(1), 1)[0]
     assert position.side_one.protect_streak == 1 and position.side_two.protect_streak == 0
+
+
+def switch_request() -> dict[str, Any]:
+    """p1's request to choose a switch-in (its Pikachu pivoted out; a Raichu waits)."""
+    request = own_request()
+    del request["active"]
+    request["forceSwitch"] = [True]
+    raichu = dict(request["side"]["pokemon"][0], ident="p1: Raichu", details="Raichu, L90, M", active=False)
+    request["side"]["pokemon"].append(raichu)
+    return request
+
+
+def test_after_our_pivot_moved_first_the_opponent_still_moves_against_the_switch_in(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    start = ["|player|p1|me|", "|player|p2|them|", "|switch|p1a: Pikachu|Pikachu, L92, M|200/200",
+             "|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1"]
+    ours = ["|move|p1a: Pikachu|Volt Switch|p2a: Pikachu", "|-damage|p2a: Pikachu|60/100"]
+    theirs = ["|move|p2a: Pikachu|Thunderbolt|p1a: Pikachu", "|-damage|p1a: Pikachu|150/200"]
+    for lines, still in ((ours, True), (theirs + ours, False)):
+        battle = battle_from_messages([*start, *lines, "|request|" + json.dumps(switch_request())], "me")
+        position = positions_from_battle(battle, table, random.Random(1), 1)[0]
+        assert position.side_one.force_switch and position.side_two.still_to_move is still
+        assert build_state(position).side_two.slow_uturn_move is still

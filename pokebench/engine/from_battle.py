@@ -26,6 +26,7 @@ import random
 from poke_env.battle import AbstractBattle, Pokemon, PokemonType, Status
 from poke_env.battle.side_condition import STACKABLE_CONDITIONS
 from poke_env.data import GenData
+from poke_env.data.normalize import to_id_str
 from poke_env.stats import compute_raw_stats
 
 from pokebench.engine.errors import EngineError
@@ -45,6 +46,9 @@ DEFAULT_TURNS = {"weather": 5, "terrain": 5, "trickroom": 5, "reflect": 5, "ligh
 _STATUS = {Status.BRN: "brn", Status.PAR: "par", Status.SLP: "slp", Status.FRZ: "frz", Status.PSN: "psn",
            Status.TOX: "tox"}
 _UNKNOWN_ITEM = "unknown_item"
+#: Moves that switch their user out at once, the foe's move of the turn still to come when they go first.
+PIVOT_MOVES = frozenset({"uturn", "voltswitch", "flipturn", "partingshot", "teleport", "shedtail", "batonpass",
+                         "chillyreception"})
 
 
 def position_from_battle(battle: AbstractBattle, belief: SetBelief, rng: random.Random) -> Position:
@@ -251,7 +255,27 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         notes.append("side_two: no active Pokémon shown; the first one taken")
     side = _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions)
     _hold_to_choice(side)
+    side.still_to_move = _opponent_still_to_move(battle)
     return side
+
+
+def _opponent_still_to_move(battle: AbstractBattle) -> bool:
+    """Whether we choose a switch-in because our pivot move (U-turn...) went first this turn, before the
+    opponent acted: its move comes after our switch-in (read from this turn's lines, the last ones parsed)."""
+    if not battle.force_switch:
+        return False
+    ours, theirs = battle.player_role, battle.opponent_role
+    last_ours: list[str] = []  # our latest move line of the turn
+    for parts in reversed(battle._replay_data):  # every line poke-env parsed for this side, back to the turn's start
+        kind, who = (parts[1:3] + ["", ""])[:2]
+        if kind == "turn":
+            break
+        if who.startswith(f"{theirs}a") and kind in ("move", "cant", "switch", "drag", "faint"):
+            return False  # it has acted this turn (or is gone)
+        if kind == "move" and who.startswith(f"{ours}a") and not last_ours:
+            last_ours = parts
+    return bool(last_ours) and to_id_str(last_ours[3]) in PIVOT_MOVES and not any(
+        p.startswith("[from]") for p in last_ours[4:])
 
 
 def _hold_to_choice(side: SideSpec) -> None:

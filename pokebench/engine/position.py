@@ -77,6 +77,9 @@ class SideSpec:
     substitute_hp: int = 0
     toxic_count: int = 0  # turns of bad poison so far (the damage counter)
     force_switch: bool = False  # this side must choose a switch now
+    #: This side's move of the turn is still to come: the other side's pivot move (U-turn...) went first and
+    #: that side now chooses its switch-in (the engine's ``slow_uturn_move``).
+    still_to_move: bool = False
     trapped: bool = False
     #: The active's last used move id; SWITCHED_IN when it has done nothing since it came in; "" for none
     #: (the engine then lets Fake Out work, and Encore fail).

@@ -136,6 +136,7 @@ def _side(side: SideSpec, where: str) -> Side:
         volatile_status_durations=VolatileStatusDurations(
             **{k: n for k, n in side.volatile_turns.items() if k in VOLATILE_DURATIONS}),
         substitute_health=side.substitute_hp, force_switch=side.force_switch, force_trapped=side.trapped,
+        slow_uturn_move=side.still_to_move,
         last_used_move=_last_used_move(side, slots),
         wish=side.wish, future_sight=(side.future_sight[0], str(side.future_sight[1])),
         **{_BOOSTS[k]: n for k, n in side.boosts.items()})
