@@ -474,22 +474,30 @@ def test_a_decisions_time_is_shared_by_its_samples_searched_workers_at_a_time_un
 
 
 @needs_engine
-def test_the_searches_of_a_decisions_positions_combine_visits_summed_values_averaged_over_the_common_actions():
+def test_the_searches_of_a_decisions_positions_combine_shares_of_visits_averaged_over_all_the_actions():
     from pokebench.engine.errors import EngineError
     from pokebench.engine.search import StateSearch, combine
 
     one = StateSearch({"tackle": (60, 30.0), "switch eevee": (40, 28.0), "ember": (5, 1.0)}, 105)
-    two = StateSearch({"tackle": (10, 2.0), "switch eevee": (50, 40.0)}, 60)
+    two = StateSearch({"tackle": (10, 2.0), "switch eevee": (50, 40.0)}, 60)  # e.g. a sampled trapping ability
     result = combine([one, two])
-    assert [(a.action, a.visits) for a in result.actions] == [("switch eevee", 90), ("tackle", 70)]
+    # shares: tackle (60/105 + 10/60) / 2, switch (40/105 + 50/60) / 2, ember (5/105 + 0) / 2: each state counts
+    # the same (summed visits would put tackle first: 70 against 90 for the switch, but 30 more in state one)
+    assert [(a.action, a.visits) for a in result.actions] == [("switch eevee", 90), ("tackle", 70), ("ember", 5)]
+    assert [a.share for a in result.actions] == pytest.approx([(40 / 105 + 50 / 60) / 2, (60 / 105 + 10 / 60) / 2,
+                                                               5 / 105 / 2])
     assert result.best.value == pytest.approx((28 / 40 + 40 / 50) / 2)
+    assert result.actions[2].value == pytest.approx(1 / 5)  # over the states that offer it
     assert (result.iterations, result.states, result.partial_actions) == (165, 2, ("ember",))
-    with pytest.raises(EngineError, match="no action in common"):
-        combine([one, StateSearch({"surf": (1, 1.0)}, 1)])
+    weighted = combine([StateSearch({"tackle": (600, 300.0), "ember": (400, 190.0)}, 1000),
+                        StateSearch({"tackle": (10, 2.0), "ember": (90, 60.0)}, 100)])
+    assert weighted.best.action == "ember"  # 0.4 + 0.9 against 0.6 + 0.1, not 490 visits against 610
+    with pytest.raises(EngineError, match="no action"):
+        combine([StateSearch({}, 0)])
 
 
 @needs_engine
-def test_the_near_best_choice_draws_only_actions_within_the_fraction_of_the_best_visits_and_repeats_from_its_rng():
+def test_the_near_best_choice_draws_only_actions_within_the_fraction_of_the_best_share_and_repeats_from_its_rng():
     import random
 
     from pokebench.engine.search import Budget, search
@@ -499,7 +507,7 @@ def test_the_near_best_choice_draws_only_actions_within_the_fraction_of_the_best
     moves = [MoveSlot("thunderbolt", 24), MoveSlot("voltswitch", 32), MoveSlot("thunderwave", 32), MoveSlot("protect", 16)]
     result = search([build_state(position([mon(moves=moves), mon("eevee", types=("normal",), base_types=("normal",))]))],
                     Budget(iterations=3000))
-    actions, best = result.actions, result.actions[0].visits
+    actions, best = result.actions, result.actions[0].share
     assert len(actions) > 3
     for fraction in (0.75, 0.3, 0.01):
         drawn = [near_best(actions, fraction, random.Random(7)) for _ in range(2)]
@@ -507,7 +515,7 @@ def test_the_near_best_choice_draws_only_actions_within_the_fraction_of_the_best
         rng = random.Random(11)
         picks = [near_best(actions, fraction, rng).action for _ in range(300)]
         assert picks == [near_best(actions, fraction, r).action for r in [random.Random(11)] for _ in range(300)]
-        within = {a.action for a in actions if a.visits >= fraction * best}
+        within = {a.action for a in actions if a.share >= fraction * best}
         assert set(picks) == within  # only those, and each of them in 300 draws
     assert len(within) > 1  # at 1 % of the best's visits the choice is mixed
     assert {near_best(actions, 1.0, random.Random(seed)) for seed in range(20)} == {actions[0]}

@@ -1,8 +1,8 @@
 """poke-engine's Monte-Carlo tree search (DUCT) on one position or an average over sampled ones.
 
 :func:`search` runs the engine's MCTS on each ``State`` with the same :class:`Budget` and gives,
-per action of side one, the visits and the mean value (``total_score / visits``: side one's
-expected score, 0 a loss and 1 a win, as the engine's evaluation estimates it), averaged over the
+per action of side one, its share of the visits and its mean value (``total_score / visits``: side
+one's expected score, 0 a loss and 1 a win, as the engine's evaluation estimates it), averaged over the
 states. The actions are the engine's names: a move id (``"thunderbolt"``), the move with
 Terastallization (``"thunderbolt-tera"``), a switch (``"switch charizard"``, the species id).
 
@@ -47,11 +47,13 @@ class Budget:
 
 @dataclass(frozen=True)
 class ActionValue:
-    """One action of side one: its visits (summed over the states) and mean value (averaged over them)."""
+    """One action of side one: its visits (summed over the states), its mean value (averaged over the states that
+    offer it) and its share of the visits (averaged over all the states, 0 in those that do not offer it)."""
 
     action: str
     visits: int
     value: float
+    share: float = 1.0
 
     @property
     def move(self) -> str | None:
@@ -75,7 +77,7 @@ class SearchResult:
     actions: list[ActionValue]
     iterations: int  # over all the states
     states: int
-    #: Actions some states offered and others did not (e.g. a sampled trapping ability): left out.
+    #: Actions some states offered and others did not (e.g. a sampled trapping ability): no share in the others.
     partial_actions: tuple[str, ...] = ()
 
     @property
@@ -104,19 +106,25 @@ def search_text(text: str, budget: Budget) -> StateSearch:
 
 
 def combine(searches: Sequence[StateSearch]) -> SearchResult:
-    """Side one's actions over several states' searches: visits summed, mean values averaged, over the
-    actions every state offers (the others are ``partial_actions``)."""
+    """Side one's actions over several states' searches, the most visited first: each state's share of its
+    visits averaged over the states (each sampled state counts the same, however many iterations its search
+    bought in its time), mean values averaged over the states that offer the action, visits summed. An action
+    some states do not offer (a sampled trapping ability takes the switches away) keeps its share of the others."""
     if not searches:
         raise EngineError("nothing to search: no position given")
     per_state = [s.actions for s in searches]
-    common = set(per_state[0]).intersection(*per_state[1:])
-    if not common:
-        raise EngineError(f"the {len(searches)} positions give side one no action in common")
-    actions = [ActionValue(name, sum(s[name][0] for s in per_state),
-                           statistics.fmean(s[name][1] / max(1, s[name][0]) for s in per_state))
-               for name in common]
-    actions.sort(key=lambda a: (-a.visits, -a.value, a.action))
-    partial = set().union(*per_state) - common
+    offered = set().union(*per_state)
+    if not offered:
+        raise EngineError(f"the {len(searches)} positions give side one no action")
+    totals = [max(1, sum(visits for visits, _ in state.values())) for state in per_state]
+    actions = []
+    for name in offered:
+        where = [(state[name], total) for state, total in zip(per_state, totals) if name in state]
+        actions.append(ActionValue(name, sum(visits for (visits, _), _ in where),
+                                   statistics.fmean(score / max(1, visits) for (visits, score), _ in where),
+                                   sum(visits / total for (visits, _), total in where) / len(searches)))
+    actions.sort(key=lambda a: (-a.share, -a.value, a.action))
+    partial = {name for name in offered if any(name not in state for state in per_state)}
     return SearchResult(actions, sum(s.iterations for s in searches), len(searches), tuple(sorted(partial)))
 
 

@@ -91,14 +91,14 @@ def position_budget(iterations: int, duration_ms: int, decision_ms: int, samples
 
 
 def near_best(actions: Sequence[ActionValue], fraction: float, rng: random.Random) -> ActionValue:
-    """One of `actions` (most visited first) with at least `fraction` of the first's visits, drawn in proportion
-    to its visits; with `fraction` 1 the first. In a simultaneous-move game a deterministic choice can be read
-    and answered; drawing among the actions the search rates nearly as well costs little and cannot."""
+    """One of `actions` (most visited first) with at least `fraction` of the first's share of the visits, drawn in
+    proportion to its share; with `fraction` 1 the first. In a simultaneous-move game a deterministic choice can be
+    read and answered; drawing among the actions the search rates nearly as well costs little and cannot."""
     check_near_best(fraction)
-    near = [a for a in actions if a.visits >= fraction * actions[0].visits]
+    near = [a for a in actions if a.share >= fraction * actions[0].share]
     if fraction == 1 or len(near) == 1:
         return actions[0]
-    return rng.choices(near, weights=[a.visits for a in near])[0]
+    return rng.choices(near, weights=[a.share for a in near])[0]
 
 
 def check_near_best(fraction: float) -> None:
