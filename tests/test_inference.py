@@ -375,3 +375,12 @@ def test_after_our_pivot_moved_first_the_opponent_still_moves_against_the_switch
         position = positions_from_battle(battle, table, random.Random(1), 1)[0]
         assert position.side_one.force_switch and position.side_two.still_to_move is still
         assert build_state(position).side_two.slow_uturn_move is still
+
+
+def test_the_weather_counts_down_from_the_turn_it_began_not_from_its_last_end_of_turn(table):
+    rain = ["|switch|p2a: Pelipper|Pelipper, L86, F|100/100", "|-weather|RainDance|[from] ability: Drizzle|[of] p2a: Pelipper",
+            "|turn|1"]
+    for turn in (1, 2, 3):  # each end of turn poke-env reads as the weather's start
+        rain += ["|-weather|RainDance|[upkeep]", f"|turn|{turn + 1}"]
+    position = positions_from_battle(battle_of(rain), table, random.Random(1), 1)[0]
+    assert (position.field.weather, position.field.weather_turns) == ("raindance", 2)  # turns 4 and 5 left

@@ -293,13 +293,24 @@ def _started(entries: dict, turn: int, name: str) -> int:
     return max(1, DEFAULT_TURNS[name] - (turn - started))
 
 
+def _weather_set(battle: AbstractBattle) -> int:
+    """The turn the weather began (one for a lead's): poke-env moves it to each end of turn it goes on."""
+    turn, began = 0, battle.turn
+    for parts in battle._replay_data:  # every line poke-env parsed for this side
+        if parts[1:2] == ["turn"]:
+            turn = int(parts[2])
+        elif parts[1:2] == ["-weather"] and "[upkeep]" not in parts:
+            began = turn
+    return max(1, began)
+
+
 def _field(battle: AbstractBattle) -> FieldSpec:
     weather = next(iter(battle.weather), None)
     terrains = {f: t for f, t in battle.fields.items() if f.name.endswith("_TERRAIN")}
     trick_room = {f: t for f, t in battle.fields.items() if f.name == "TRICK_ROOM"}
     return FieldSpec(
         weather=weather.name.lower() if weather is not None else "",
-        weather_turns=_started(battle.weather, battle.turn, "weather") if weather is not None else 0,
+        weather_turns=_started({weather: _weather_set(battle)}, battle.turn, "weather") if weather is not None else 0,
         terrain=next(iter(terrains)).name.lower().replace("_", "") if terrains else "",
         terrain_turns=_started(terrains, battle.turn, "terrain") if terrains else 0,
         trick_room=bool(trick_room),
