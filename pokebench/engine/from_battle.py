@@ -1,6 +1,6 @@
 """A player's information at a decision, from its poke-env ``Battle``: positions for the engine.
 
-:func:`position_from_battle` is a pure function of the ``Battle`` (what that side's own protocol
+:func:`positions_from_battle` is a pure function of the ``Battle`` (what that side's own protocol
 lines and requests told it), the set table and the random generator:
 
 - its own team exactly as Showdown's request gives it (stats, HP, moves and PP, item, ability,
@@ -51,23 +51,22 @@ PIVOT_MOVES = frozenset({"uturn", "voltswitch", "flipturn", "partingshot", "tele
                          "chillyreception"})
 
 
-def position_from_battle(battle: AbstractBattle, belief: SetBelief, rng: random.Random) -> Position:
-    """One position of what `battle`'s player knows, its unknowns drawn from `belief` with `rng`."""
-    notes: list[str] = []
-    own = _own_side(battle)
-    opponent = _opponent_side(battle, belief, rng, notes)
-    position = Position(side_one=own, side_two=opponent, field=_field(battle), turn=battle.turn, notes=notes)
-    return representable(position)
-
-
 def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Random, samples: int,
                           evidence: frozenset[str] = EVIDENCE) -> list[Position]:
     """`samples` positions of what `battle`'s player knows (each with its own draws), the opponent's
-    sets inferred from `sets` and the battle with the kinds of `evidence` (none: the revealed facts alone)."""
+    sets inferred from `sets` and the battle with the kinds of `evidence` (none: the revealed facts alone).
+    What the battle alone decides (our side, the field, whether the opponent still moves this turn) is read once
+    and shared by the positions; only the opponent's unknowns are drawn for each."""
     belief = SetBelief.from_battle(sets, battle, evidence)
-    positions = [position_from_battle(battle, belief, rng) for _ in range(samples)]
-    for position in positions:
+    own, field, still_to_move = _own_side(battle), _field(battle), _opponent_still_to_move(battle)
+    positions = []
+    for _ in range(samples):
+        notes: list[str] = []
+        opponent = _opponent_side(battle, belief, rng, notes, still_to_move)
+        position = representable(Position(side_one=own, side_two=opponent, field=field, turn=battle.turn,
+                                          notes=notes))
         position.notes.extend(belief.fallbacks)
+        positions.append(position)
     return positions
 
 
@@ -154,8 +153,10 @@ def _conditions(conditions: dict, turn: int) -> dict[str, int]:
         duration = DEFAULT_TURNS.get(name)
         if condition in STACKABLE_CONDITIONS:
             out[name] = value
+        elif duration:
+            out[name] = max(1, duration - (turn - value))
         else:
-            out[name] = max(1, duration - (turn - value)) if duration else 1
+            out[name] = 1
     return out
 
 
@@ -169,7 +170,8 @@ def _last_move(active: Pokemon | None) -> str:
 
 
 def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, ordered: list[Pokemon],
-          conditions: dict, force_switch: bool = False, trapped: bool = False, locked_to: str = "") -> SideSpec:
+          conditions: dict, force_switch: bool = False, trapped: bool = False, locked_to: str = "",
+          still_to_move: bool = False) -> SideSpec:
     index = next((i for i, m in enumerate(ordered) if m is active), 0)
     mon = mons[index]
     return SideSpec(
@@ -178,7 +180,7 @@ def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, o
         conditions=_conditions(conditions, battle.turn),
         substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
         toxic_count=_status_turns(active, "tox") if active is not None else 0, force_switch=force_switch,
-        trapped=trapped, last_move=locked_to or _last_move(active),
+        still_to_move=still_to_move, trapped=trapped, last_move=locked_to or _last_move(active),
         protect_streak=active.protect_counter if active is not None else 0)
 
 
@@ -238,7 +240,8 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
                    tera_type=chosen.tera_type or "typeless", weight_kg=float(entry.get("weightkg", 0.0)))
 
 
-def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str]) -> SideSpec:
+def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str],
+                   still_to_move: bool) -> SideSpec:
     ordered = list(battle.opponent_team.values())[:MAX_MONS]
     chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
     mons = [_opponent_mon(m, c) for m, c in zip(ordered, chosen)]
@@ -253,9 +256,9 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
         notes.append("side_two: no active Pokémon shown; the first one taken")
-    side = _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions)
+    side = _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions,
+                 still_to_move=still_to_move)
     _hold_to_choice(side)
-    side.still_to_move = _opponent_still_to_move(battle)
     return side
 
 

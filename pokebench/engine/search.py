@@ -53,7 +53,7 @@ class ActionValue:
     action: str
     visits: int
     value: float
-    share: float = 1.0
+    share: float
 
     @property
     def move(self) -> str | None:
@@ -117,14 +117,15 @@ def combine(searches: Sequence[StateSearch]) -> SearchResult:
     if not offered:
         raise EngineError(f"the {len(searches)} positions give side one no action")
     totals = [max(1, sum(visits for visits, _ in state.values())) for state in per_state]
-    actions = []
+    actions, partial = [], []
     for name in offered:
         where = [(state[name], total) for state, total in zip(per_state, totals) if name in state]
         actions.append(ActionValue(name, sum(visits for (visits, _), _ in where),
                                    statistics.fmean(score / max(1, visits) for (visits, score), _ in where),
                                    sum(visits / total for (visits, _), total in where) / len(searches)))
+        if len(where) < len(searches):
+            partial.append(name)
     actions.sort(key=lambda a: (-a.share, -a.value, a.action))
-    partial = {name for name in offered if any(name not in state for state in per_state)}
     return SearchResult(actions, sum(s.iterations for s in searches), len(searches), tuple(sorted(partial)))
 
 
