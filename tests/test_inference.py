@@ -384,3 +384,51 @@ def test_the_weather_counts_down_from_the_turn_it_began_not_from_its_last_end_of
         rain += ["|-weather|RainDance|[upkeep]", f"|turn|{turn + 1}"]
     position = positions_from_battle(battle_of(rain), table, random.Random(1), 1)[0]
     assert (position.field.weather, position.field.weather_turns) == ("raindance", 2)  # turns 4 and 5 left
+
+
+def test_rest_sleeps_two_turns_for_sure_where_other_sleep_may_end_by_chance(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    def asleep(how: str, turns_asleep: int) -> Any:
+        lines = ["|switch|p2a: Snorlax|Snorlax, L84, M|50/100", "|turn|1",
+                 "|move|p2a: Snorlax|Rest|p2a: Snorlax", f"|-status|p2a: Snorlax|slp|{how}", "|turn|2"]
+        for turn in range(turns_asleep):
+            lines += ["|cant|p2a: Snorlax|slp", f"|turn|{turn + 3}"]
+        return positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+
+    for turns_asleep, rest_turns in ((0, 3), (1, 2), (2, 1)):  # it wakes at its third move after Rest
+        position = asleep("[from] move: Rest", turns_asleep)
+        snorlax = position.side_two.mons[0]
+        assert (snorlax.status, snorlax.rest_turns, snorlax.sleep_turns) == ("slp", rest_turns, 0)
+        assert build_state(position).side_two.pokemon[0].rest_turns == rest_turns
+    snorlax = asleep("[from] move: Spore", 2).side_two.mons[0]  # other sleep: its turns so far, its end by chance
+    assert (snorlax.status, snorlax.rest_turns, snorlax.sleep_turns) == ("slp", 0, 2)
+
+
+def test_taunt_encore_and_yawn_reach_the_engine_with_the_turns_they_have_left(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    lines = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p2a: Pikachu|Taunt|p1a: Pikachu",
+             "|-start|p1a: Pikachu|move: Taunt", "|move|p1a: Pikachu|Yawn|p2a: Pikachu", "|-start|p2a: Pikachu|move: Yawn",
+             "|turn|2"]
+    position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    assert position.side_one.volatile_turns == {"taunt": 2} and position.side_two.volatile_turns == {"yawn": 1}
+    state = build_state(position)  # the engine counts both up: Taunt's second of 3 turns, Yawn's sleep this turn
+    assert (state.side_one.volatile_status_durations.taunt, state.side_two.volatile_status_durations.yawn) == (1, 1)
+
+
+def test_a_partial_trap_holds_the_opponent_in_and_hurts_it_in_the_engine(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    lines = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p1a: Pikachu|Whirlpool|p2a: Pikachu",
+             "|-activate|p2a: Pikachu|move: Whirlpool|[of] p1a: Pikachu", "|-start|p2a: Pikachu|Salt Cure",
+             "|-damage|p2a: Pikachu|80/100|[from] move: Whirlpool|[partiallytrapped]", "|turn|2"]
+    position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    assert position.side_two.volatiles == {"partiallytrapped", "saltcure"}
+    assert {"PARTIALLYTRAPPED", "SALTCURE"} <= {str(v).upper() for v in build_state(position).side_two.volatile_statuses}
+    freed = positions_from_battle(battle_of([*lines, "|-end|p2a: Pikachu|Whirlpool|[partiallytrapped]", "|turn|3"]),
+                                  table, random.Random(1), 1)[0]
+    assert freed.side_two.volatiles == {"saltcure"}

@@ -144,6 +144,24 @@ def test_what_the_engine_cannot_take_is_dropped_and_noted_not_a_panic_in_the_sea
     assert search([build_state(kept)], Budget(iterations=200)).actions
 
 
+
+@needs_engine
+def test_timed_volatiles_turns_left_become_the_engines_counts_up_and_a_fresh_taunt_is_searched():
+    from pokebench.engine.search import Budget, search
+    from pokebench.engine.state import build_state
+
+    # Showdown's turns left -> the engine's count up (Taunt and Encore end at 3, Yawn at 2); Slow Start counts down
+    for name, left, count in (("taunt", 3, 0), ("taunt", 2, 1), ("taunt", 1, 2), ("encore", 2, 1), ("yawn", 1, 1),
+                              ("slowstart", 4, 4)):
+        timed = position([mon()])
+        timed.side_one.volatiles, timed.side_one.volatile_turns = {name}, {name: left}
+        timed.side_one.last_move = "thunderbolt"  # Encore's move
+        state = build_state(timed)
+        assert getattr(state.side_one.volatile_status_durations, name) == count, (name, left)
+        if left == 3:  # passed as 3 the engine panicked: "Taunt duration cannot be 3 when taunt volatile is active"
+            assert search([state], Budget(iterations=200)).actions
+
+
 OWN_REQUEST = {"active": [{"moves": [{"move": m, "id": i, "pp": pp, "maxpp": pp, "target": "normal", "disabled": False}
                                      for m, i, pp in [("Thunderbolt", "thunderbolt", 24), ("Volt Switch", "voltswitch", 32)]]}],
                "side": {"name": "me", "id": "p1", "pokemon": [

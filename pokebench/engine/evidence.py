@@ -57,7 +57,7 @@ class Facts:
     checks: list[Check] = field(default_factory=list)
 
 
-def _key(ident: str) -> str:
+def team_key(ident: str) -> str:
     """``p2a: Name`` -> ``p2: Name`` (poke-env's team key)."""
     ident = ident.strip()
     return ident[:2] + ident[3:] if len(ident) > 3 and ident[2] != ":" else ident
@@ -68,7 +68,7 @@ def _from(parts: Sequence[str]) -> str:
 
 
 def _of(parts: Sequence[str]) -> str:
-    return next((_key(p[4:]) for p in parts if p.startswith("[of]")), "")
+    return next((team_key(p[4:]) for p in parts if p.startswith("[of]")), "")
 
 
 def _percent(condition: str) -> int:
@@ -192,13 +192,13 @@ class _Reader:
         if any(r in text for r in _REORDERED):
             self.turn_reordered = True
         if "Speed Swap" in text and len(parts) > 2:
-            self.uncertain |= {_key(parts[2]), _of(parts)}
+            self.uncertain |= {team_key(parts[2]), _of(parts)}
         source = _from(parts)
         if kind not in ("-item", "-enditem") and source.startswith("item:") and len(parts) > 2:
-            self._held(_of(parts) or _key(parts[2]), source[5:])
+            self._held(_of(parts) or team_key(parts[2]), source[5:])
         if kind == "-activate" and len(parts) > 4 and parts[3] == "move: Poltergeist":
-            self._held(_key(parts[2]), parts[4])
-        target = _key(parts[2]) if len(parts) > 2 else ""
+            self._held(team_key(parts[2]), parts[4])
+        target = team_key(parts[2]) if len(parts) > 2 else ""
         if kind in ("-damage", "-heal", "-sethp") and len(parts) > 3:
             self.hp[target] = _percent(parts[3])
             if self.residual is not None and target == self.residual[0] and (
@@ -276,7 +276,7 @@ class _Reader:
             self.original_item.setdefault(key, to_id(item) or "none")
 
     def _on_item(self, parts: Sequence[str]) -> None:
-        key, item, source, victim = _key(parts[2]), parts[3] if len(parts) > 3 else "", _from(parts), _of(parts)
+        key, item, source, victim = team_key(parts[2]), parts[3] if len(parts) > 3 else "", _from(parts), _of(parts)
         if source in _SWAPS and self.trick is not None:
             first, second, first_changed, second_changed = self.trick
             partner, before = (second, second_changed) if key == first else (first, first_changed)
@@ -290,17 +290,17 @@ class _Reader:
         self.item_changed.add(key)
 
     def _on_enditem(self, parts: Sequence[str]) -> None:
-        key = _key(parts[2])
+        key = team_key(parts[2])
         self._held(key, parts[3] if len(parts) > 3 else "")
         self.item_changed.add(key)
 
     def _on_activate(self, parts: Sequence[str]) -> None:
         if len(parts) > 3 and parts[3] in _SWAPS:
-            first, second = _key(parts[2]), _of(parts)
+            first, second = team_key(parts[2]), _of(parts)
             self.trick = (first, second, first in self.item_changed, second in self.item_changed)
             self.item_changed |= {first, second}
         elif len(parts) > 3 and parts[3].startswith("item: "):
-            self._held(_key(parts[2]), parts[3][6:])
+            self._held(team_key(parts[2]), parts[3][6:])
 
     # ---- the field -----------------------------------------------------------------------------
 
@@ -311,7 +311,7 @@ class _Reader:
         self.turn_done = False
 
     def _on_switch(self, parts: Sequence[str]) -> None:
-        side, key = parts[2][:2], _key(parts[2])
+        side, key = parts[2][:2], team_key(parts[2])
         left = self.active.get(side)
         if left is not None:
             self.boosts.pop(left, None)
@@ -337,7 +337,7 @@ class _Reader:
 
     def _on_replace(self, parts: Sequence[str]) -> None:
         """Illusion broken: what the lines since the switch-in said of the disguise was of this Pokémon."""
-        side, key = parts[2][:2], _key(parts[2])
+        side, key = parts[2][:2], team_key(parts[2])
         disguise = self.active.get(side)
         if disguise is not None and disguise in self.stay:
             checks, moves, had_item, orders = self.stay[disguise]
@@ -384,14 +384,14 @@ class _Reader:
     # ---- the Pokémon -----------------------------------------------------------------------------
 
     def _on_status(self, parts: Sequence[str]) -> None:
-        self.status[_key(parts[2])] = parts[3] if len(parts) > 3 else ""
+        self.status[team_key(parts[2])] = parts[3] if len(parts) > 3 else ""
 
     def _on_curestatus(self, parts: Sequence[str]) -> None:
-        self.status[_key(parts[2])] = ""
+        self.status[team_key(parts[2])] = ""
 
     def _boost(self, parts: Sequence[str], sign: int) -> None:
         if len(parts) > 4 and parts[3] == "spe" and parts[4].lstrip("-").isdigit():
-            key = _key(parts[2])
+            key = team_key(parts[2])
             self.boosts[key] = max(-6, min(6, self.boosts.get(key, 0) + sign * int(parts[4])))
 
     def _on_boost(self, parts: Sequence[str]) -> None:
@@ -402,20 +402,20 @@ class _Reader:
 
     def _on_setboost(self, parts: Sequence[str]) -> None:
         if len(parts) > 4 and parts[3] == "spe":
-            self.boosts[_key(parts[2])] = int(parts[4])
+            self.boosts[team_key(parts[2])] = int(parts[4])
 
     def _on_clearboost(self, parts: Sequence[str]) -> None:
-        self.boosts.pop(_key(parts[2]), None)
+        self.boosts.pop(team_key(parts[2]), None)
 
     def _on_clearallboost(self, parts: Sequence[str]) -> None:
         self.boosts.clear()
 
     def _on_clearnegativeboost(self, parts: Sequence[str]) -> None:
-        key = _key(parts[2])
+        key = team_key(parts[2])
         self.boosts[key] = max(0, self.boosts.get(key, 0))
 
     def _unknown_speed(self, parts: Sequence[str]) -> None:
-        self.uncertain.add(_key(parts[2]))
+        self.uncertain.add(team_key(parts[2]))
 
     _on_copyboost = _on_swapboost = _on_invertboost = _on_transform = _on_endability = _unknown_speed
 
@@ -423,18 +423,18 @@ class _Reader:
         source = _from(parts)
         if source.startswith("move:") or to_id(source) in ("abilitymummy", "abilitylingeringaroma",
                                                           "abilitywanderingspirit", "abilitytrace"):
-            self.uncertain.add(_key(parts[2]))
+            self.uncertain.add(team_key(parts[2]))
 
     def _on_start(self, parts: Sequence[str]) -> None:
         if len(parts) > 3 and to_id(parts[3]) in ("protosynthesisspe", "quarkdrivespe"):
-            self.speed_boosted.add(_key(parts[2]))
+            self.speed_boosted.add(team_key(parts[2]))
 
     def _on_end(self, parts: Sequence[str]) -> None:
         if len(parts) > 3 and to_id(parts[3]) in ("protosynthesis", "quarkdrive"):
-            self.speed_boosted.discard(_key(parts[2]))
+            self.speed_boosted.discard(team_key(parts[2]))
 
     def _on_move(self, parts: Sequence[str]) -> None:
-        key, move = _key(parts[2]), to_id(parts[3]) if len(parts) > 3 else ""
+        key, move = team_key(parts[2]), to_id(parts[3]) if len(parts) > 3 else ""
         source = to_id(_from(parts))
         if key in self.uncertain and key[:2] == self.them:
             return  # moves of a transformed (or disguised) Pokémon are not its set's

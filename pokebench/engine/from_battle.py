@@ -23,14 +23,14 @@ from __future__ import annotations
 import functools
 import random
 
-from poke_env.battle import AbstractBattle, Pokemon, PokemonType, Status
+from poke_env.battle import AbstractBattle, Effect, Pokemon, PokemonType, Status
 from poke_env.battle.side_condition import STACKABLE_CONDITIONS
 from poke_env.data import GenData
 from poke_env.data.normalize import to_id_str
 from poke_env.stats import compute_raw_stats
 
 from pokebench.engine.errors import EngineError
-from pokebench.engine.evidence import CHOICE_ITEMS
+from pokebench.engine.evidence import CHOICE_ITEMS, team_key
 from pokebench.engine.position import STATS, SWITCHED_IN, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.inference import EVIDENCE, SetBelief
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
@@ -46,6 +46,13 @@ DEFAULT_TURNS = {"weather": 5, "terrain": 5, "trickroom": 5, "reflect": 5, "ligh
 _STATUS = {Status.BRN: "brn", Status.PAR: "par", Status.SLP: "slp", Status.FRZ: "frz", Status.PSN: "psn",
            Status.TOX: "tox"}
 _UNKNOWN_ITEM = "unknown_item"
+#: poke-env's effects of a partial trap (Whirlpool, Fire Spin...): the engine's one volatile for them, which holds
+#: the Pokémon in and hurts it each end of turn.
+PARTIAL_TRAPS = frozenset({Effect.BIND, Effect.CLAMP, Effect.FIRE_SPIN, Effect.INFESTATION, Effect.MAGMA_STORM,
+                           Effect.PARTIALLY_TRAPPED, Effect.SAND_TOMB, Effect.SNAP_TRAP, Effect.THUNDER_CAGE,
+                           Effect.WHIRLPOOL, Effect.WRAP})
+#: Rest's sleep as the engine counts it when the Pokémon falls asleep: it wakes at its third move from then.
+REST_TURNS = 3
 #: Moves that switch their user out at once, the foe's move of the turn still to come when they go first.
 PIVOT_MOVES = frozenset({"uturn", "voltswitch", "flipturn", "partingshot", "teleport", "shedtail", "batonpass",
                          "chillyreception"})
@@ -58,11 +65,12 @@ def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Ra
     What the battle alone decides (our side, the field, whether the opponent still moves this turn) is read once
     and shared by the positions; only the opponent's unknowns are drawn for each."""
     belief = SetBelief.from_battle(sets, battle, evidence)
-    own, field, still_to_move = _own_side(battle), _field(battle), _opponent_still_to_move(battle)
+    rested = _rest_sleep(battle)
+    own, field, still_to_move = _own_side(battle, rested), _field(battle), _opponent_still_to_move(battle)
     positions = []
     for _ in range(samples):
         notes: list[str] = []
-        opponent = _opponent_side(battle, belief, rng, notes, still_to_move)
+        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, rested)
         position = representable(Position(side_one=own, side_two=opponent, field=field, turn=battle.turn,
                                           notes=notes))
         position.notes.extend(belief.fallbacks)
@@ -117,6 +125,32 @@ def _sleep_turns(mon: Pokemon) -> int:
     return min(_status_turns(mon, "slp"), MAX_SLEEP_TURNS)
 
 
+def _rest_sleep(battle: AbstractBattle) -> dict[str, int]:
+    """Turns asleep so far of each Pokémon (poke-env's team key) whose sleep came from its own Rest: Rest sleeps
+    exactly two turns (the engine's ``rest_turns``), where other sleep ends by chance. Showdown writes a ``cant``
+    line for every move made asleep, Sleep Talk's too."""
+    asleep: dict[str, int] = {}
+    for parts in battle._replay_data:  # every line poke-env parsed for this side
+        kind = parts[1] if len(parts) > 2 else ""
+        if kind == "-status" and parts[3:4] == ["slp"]:
+            key = team_key(parts[2])
+            if "[from] move: Rest" in parts[4:]:
+                asleep[key] = 0
+            else:
+                asleep.pop(key, None)
+        elif kind == "cant" and parts[3:4] == ["slp"] and team_key(parts[2]) in asleep:
+            asleep[team_key(parts[2])] += 1
+    return asleep
+
+
+def _sleep(mon: Pokemon, rested_turns: int | None) -> tuple[int, int]:
+    """``MonSpec``'s (rest_turns, sleep_turns): after Rest the turns it has left (3 when it fell asleep, as the
+    engine counts them), else the turns asleep so far."""
+    if rested_turns is not None and _status(mon) == "slp":
+        return max(1, REST_TURNS - rested_turns), 0
+    return 0, _sleep_turns(mon)
+
+
 def _estimated_stats(species: str, level: int) -> tuple[int, dict[str, int]]:
     """Max HP and stats from base stats and level, with random battles' EVs and IVs and a neutral nature."""
     _species_entry(species)
@@ -124,7 +158,8 @@ def _estimated_stats(species: str, level: int) -> tuple[int, dict[str, int]]:
     return raw[0], dict(zip(STATS, raw[1:]))
 
 
-def _own_mon(mon: Pokemon) -> MonSpec:
+def _own_mon(mon: Pokemon, rested_turns: int | None) -> MonSpec:
+    rest_turns, sleep_turns = _sleep(mon, rested_turns)
     stats = {k: int(mon.stats[k] or 0) for k in STATS}
     moves = [MoveSlot(m.id, m.current_pp) for m in list(mon.moves.values())[:MAX_MOVES]]
     tera = _type_id(mon.tera_type) if mon.tera_type is not None else ""
@@ -132,16 +167,31 @@ def _own_mon(mon: Pokemon) -> MonSpec:
                    base_types=_base_types(mon.species), hp=mon.current_hp or 0, max_hp=mon.max_hp or 1,
                    stats=stats, moves=moves, item=mon.item or "", ability=mon.ability or "",
                    tera_type=tera, terastallized=mon.is_terastallized, status=_status(mon),
-                   sleep_turns=_sleep_turns(mon), weight_kg=mon.weight)
+                   rest_turns=rest_turns, sleep_turns=sleep_turns, weight_kg=mon.weight)
 
 
 def _volatiles(mon: Pokemon | None) -> set[str]:
     if mon is None:
         return set()
-    found = {effect.name.lower().replace("_", "") for effect in mon.effects}
+    found = {"partiallytrapped" if effect in PARTIAL_TRAPS else effect.name.lower().replace("_", "")
+             for effect in mon.effects}
     if mon.must_recharge:
         found.add("mustrecharge")
     return found
+
+
+def _volatile_turns(mon: Pokemon | None) -> dict[str, int]:
+    """Turns left of the active's timed volatiles the engine keeps: Taunt and Encore from poke-env's count of the
+    ends of turn since they began (3 turns; 4 when they came before the target moved, which is not told apart),
+    Yawn's sleep at this end of turn (a Yawn still pending at a decision has one end of turn left)."""
+    turns = {}
+    for effect, count in (mon.effects.items() if mon is not None else ()):
+        name = effect.name.lower().replace("_", "")
+        if name in ("taunt", "encore"):
+            turns[name] = max(1, 3 - count)
+        elif name == "yawn":
+            turns[name] = 1
+    return turns
 
 
 def _conditions(conditions: dict, turn: int) -> dict[str, int]:
@@ -176,7 +226,7 @@ def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, o
     mon = mons[index]
     return SideSpec(
         mons=mons, active=index, boosts={k: v for k, v in (active.boosts if active else {}).items() if v},
-        volatiles=_volatiles(active),
+        volatiles=_volatiles(active), volatile_turns=_volatile_turns(active),
         conditions=_conditions(conditions, battle.turn),
         substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
         toxic_count=_status_turns(active, "tox") if active is not None else 0, force_switch=force_switch,
@@ -184,9 +234,10 @@ def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, o
         protect_streak=active.protect_counter if active is not None else 0)
 
 
-def _own_side(battle: AbstractBattle) -> SideSpec:
-    ordered = list(battle.team.values())[:MAX_MONS]
-    mons = [_own_mon(m) for m in ordered]
+def _own_side(battle: AbstractBattle, rested: dict[str, int]) -> SideSpec:
+    keyed = list(battle.team.items())[:MAX_MONS]
+    ordered = [m for _, m in keyed]
+    mons = [_own_mon(m, rested.get(key)) for key, m in keyed]
     active = battle.active_pokemon
     if active is not None and battle.available_moves:
         offered = {m.id for m in battle.available_moves}
@@ -207,7 +258,8 @@ def _sample_for(mon: Pokemon, belief: SetBelief, rng: random.Random, notes: list
     return chosen
 
 
-def _opponent_mon(mon: Pokemon, chosen: RandomSet | None) -> MonSpec:
+def _opponent_mon(mon: Pokemon, chosen: RandomSet | None, rested_turns: int | None) -> MonSpec:
+    rest_turns, sleep_turns = _sleep(mon, rested_turns)
     max_hp, stats = _estimated_stats(mon.species, mon.level)
     revealed = list(mon.moves)
     extra = [m for m in (chosen.moves if chosen else ()) if m not in revealed]
@@ -226,7 +278,7 @@ def _opponent_mon(mon: Pokemon, chosen: RandomSet | None) -> MonSpec:
                    base_types=_base_types(mon.species), hp=hp, max_hp=max_hp, stats=stats, moves=moves,
                    item=item, ability=ability, tera_type=tera or "typeless",
                    terastallized=mon.is_terastallized, status=_status(mon),
-                   sleep_turns=_sleep_turns(mon), weight_kg=mon.weight)
+                   rest_turns=rest_turns, sleep_turns=sleep_turns, weight_kg=mon.weight)
 
 
 def _unseen_mon(chosen: RandomSet) -> MonSpec:
@@ -241,10 +293,11 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
 
 
 def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str],
-                   still_to_move: bool) -> SideSpec:
-    ordered = list(battle.opponent_team.values())[:MAX_MONS]
+                   still_to_move: bool, rested: dict[str, int]) -> SideSpec:
+    keyed = list(battle.opponent_team.items())[:MAX_MONS]
+    ordered = [m for _, m in keyed]
     chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
-    mons = [_opponent_mon(m, c) for m, c in zip(ordered, chosen)]
+    mons = [_opponent_mon(m, c, rested.get(key)) for (key, m), c in zip(keyed, chosen)]
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
     # the team the generator's rules see: the revealed Pokémon (their sampled sets) and those drawn so far
     team: list[Member] = [c or Revealed(m.species, m.level, frozenset(m.moves), ability=m.ability or None)

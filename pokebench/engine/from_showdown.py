@@ -101,7 +101,9 @@ def _mon(mon: dict[str, Any], side: str, index: int) -> MonSpec:
 
 
 def _turns_left(state: dict[str, Any]) -> int:
-    return int(state.get("duration") or 0)
+    """An effect's turns left; a locked move (Outrage...) keeps its own in ``trueDuration`` (its ``duration`` is
+    renewed every turn)."""
+    return int(state.get("trueDuration") or state.get("duration") or 0)
 
 
 def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], label: str) -> SideSpec:

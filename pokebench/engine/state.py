@@ -33,7 +33,9 @@ APPROXIMATIONS: dict[str, str] = {
     "volatile statuses": "the ones poke-engine 0.0.48 lacks are dropped (representable(); each noted)",
     "Encore": "needs the encored move as the last move (the engine panics otherwise): dropped when it is unknown",
     "side conditions": "the ones without a SideConditions field are dropped (representable(); each noted)",
-    "timed volatiles": f"only {', '.join(VOLATILE_DURATIONS)} keep their turns; others last until removed",
+    "timed volatiles": f"only {', '.join(VOLATILE_DURATIONS)} keep their turns (COUNTED_UP: converted to the "
+    "engine's counts up); others last until removed; a player knows Taunt's and Encore's turns as if they lasted 3 "
+    "(4 when they came before the target moved) and no locked move's or confusion's",
     "weather and terrain turns": "0 when unknown: the engine then never ends them",
     "Delta Stream": "strong winds have no engine weather: no weather",
     "moves beyond four": "the engine holds four moves per Pokémon (Showdown's random battles deal at most four)",
@@ -51,8 +53,12 @@ APPROXIMATIONS: dict[str, str] = {
     "with the turns left",
     "illusion": "the player's information takes the Pokémon shown as the one there",
     "turns asleep (player's information)": f"poke-env's count, at most {MAX_SLEEP_TURNS}: it counts each move made asleep "
-    "(Sleep Talk's twice a turn) and a bad poison's turns before Rest",
+    "(Sleep Talk's twice a turn) and a bad poison's turns before Rest; after the Pokémon's own Rest, Rest's turns left "
+    "from the turns it could not move since",
 }
+#: The timed volatiles the engine counts up from 0 at their start, and the turns each lasts there (Taunt's third
+#: move, Encore's third, a locked move's third, Yawn's second end of turn); the others it counts down, as Showdown.
+COUNTED_UP = {"taunt": 3, "encore": 3, "lockedmove": 3, "yawn": 2}
 _BOOSTS = {"atk": "attack_boost", "def": "defense_boost", "spa": "special_attack_boost",
            "spd": "special_defense_boost", "spe": "speed_boost", "accuracy": "accuracy_boost",
            "evasion": "evasion_boost"}
@@ -133,13 +139,23 @@ def _side(side: SideSpec, where: str) -> Side:
         active_index=str(side.active),  # the engine takes the index as text
         side_conditions=SideConditions(toxic_count=side.toxic_count, protect=side.protect_streak, **conditions),
         volatile_statuses={engine_name("volatile", v, f"{where}.volatiles") for v in side.volatiles},
-        volatile_status_durations=VolatileStatusDurations(
-            **{k: n for k, n in side.volatile_turns.items() if k in VOLATILE_DURATIONS}),
+        volatile_status_durations=_durations(side.volatile_turns),
         substitute_health=side.substitute_hp, force_switch=side.force_switch, force_trapped=side.trapped,
         slow_uturn_move=side.still_to_move,
         last_used_move=_last_used_move(side, slots),
         wish=side.wish, future_sight=(side.future_sight[0], str(side.future_sight[1])),
         **{_BOOSTS[k]: n for k, n in side.boosts.items()})
+
+
+def _durations(turns_left: dict[str, int]) -> VolatileStatusDurations:
+    """The engine's counters of timed volatiles from their turns left: it counts Taunt, Encore, a locked move and
+    Yawn *up* from 0 and ends them at a count (:data:`COUNTED_UP`), where Showdown counts turns left down."""
+    counters = {}
+    for name, left in turns_left.items():
+        if name in VOLATILE_DURATIONS:
+            total = COUNTED_UP.get(name)
+            counters[name] = left if total is None else min(total - 1, max(0, total - left))
+    return VolatileStatusDurations(**counters)
 
 
 def _last_used_move(side: SideSpec, slots: list[str]) -> str:
