@@ -432,3 +432,18 @@ def test_a_partial_trap_holds_the_opponent_in_and_hurts_it_in_the_engine(table):
     freed = positions_from_battle(battle_of([*lines, "|-end|p2a: Pikachu|Whirlpool|[partiallytrapped]", "|turn|3"]),
                                   table, random.Random(1), 1)[0]
     assert freed.side_two.volatiles == {"saltcure"}
+
+
+def test_a_wish_made_last_turn_heals_half_the_wishers_hp_at_this_turns_end_in_the_engine(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    lines = ["|switch|p2a: Vaporeon|Vaporeon, L84, F|100/100", "|turn|1", "|move|p2a: Vaporeon|Wish|p2a: Vaporeon",
+             "|move|p1a: Pikachu|Wish|p1a: Pikachu", "|turn|2"]
+    position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    vaporeon = position.side_two.mons[0]
+    assert position.side_one.wish == (1, 100) and position.side_two.wish == (1, vaporeon.max_hp // 2)
+    assert build_state(position).side_two.wish == (1, vaporeon.max_hp // 2)
+    again = [*lines, "|move|p2a: Vaporeon|Wish|p2a: Vaporeon", "|-fail|p2a: Vaporeon",  # fails: one is pending
+             "|-heal|p2a: Vaporeon|100/100|[from] move: Wish|[wisher] Vaporeon", "|turn|3"]
+    assert positions_from_battle(battle_of(again), table, random.Random(1), 1)[0].side_two.wish == (0, 0)

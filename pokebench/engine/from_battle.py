@@ -65,12 +65,12 @@ def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Ra
     What the battle alone decides (our side, the field, whether the opponent still moves this turn) is read once
     and shared by the positions; only the opponent's unknowns are drawn for each."""
     belief = SetBelief.from_battle(sets, battle, evidence)
-    rested = _rest_sleep(battle)
-    own, field, still_to_move = _own_side(battle, rested), _field(battle), _opponent_still_to_move(battle)
+    rested, wishes = _rest_sleep(battle), _pending_wishes(battle)
+    own, field, still_to_move = _own_side(battle, rested, wishes), _field(battle), _opponent_still_to_move(battle)
     positions = []
     for _ in range(samples):
         notes: list[str] = []
-        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, rested)
+        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, rested, wishes)
         position = representable(Position(side_one=own, side_two=opponent, field=field, turn=battle.turn,
                                           notes=notes))
         position.notes.extend(belief.fallbacks)
@@ -141,6 +141,28 @@ def _rest_sleep(battle: AbstractBattle) -> dict[str, int]:
         elif kind == "cant" and parts[3:4] == ["slp"] and team_key(parts[2]) in asleep:
             asleep[team_key(parts[2])] += 1
     return asleep
+
+
+def _pending_wishes(battle: AbstractBattle) -> dict[str, tuple[int, str]]:
+    """Each side's Wish still to heal ("p1" -> the turn it was made, the wisher's team key): Showdown heals at the
+    end of the turn after; a Wish made while one is pending fails."""
+    turn, made = 0, dict[str, tuple[int, str]]()
+    for parts in battle._replay_data:  # every line poke-env parsed for this side
+        kind = parts[1] if len(parts) > 2 else ""
+        if kind == "turn":
+            turn = int(parts[2])
+        elif kind == "move" and parts[3] == "Wish" and made.get(parts[2][:2], (-9, ""))[0] < turn - 1:
+            made[parts[2][:2]] = (turn, team_key(parts[2]))
+    return {side: wish for side, wish in made.items() if wish[0] >= battle.turn - 1}
+
+
+def _wish(wish: tuple[int, str] | None, turn: int, max_hps: dict[str, int]) -> tuple[int, int]:
+    """``SideSpec.wish``: turns left as Showdown counts them (the full information's way), half the wisher's HP
+    (`max_hps`: the side's Pokémon's by team key)."""
+    if wish is None:
+        return (0, 0)
+    made, wisher = wish
+    return (max(1, made + 2 - turn), max_hps.get(wisher, 0) // 2)
 
 
 def _sleep(mon: Pokemon, rested_turns: int | None) -> tuple[int, int]:
@@ -221,7 +243,7 @@ def _last_move(active: Pokemon | None) -> str:
 
 def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, ordered: list[Pokemon],
           conditions: dict, force_switch: bool = False, trapped: bool = False, locked_to: str = "",
-          still_to_move: bool = False) -> SideSpec:
+          still_to_move: bool = False, wish: tuple[int, int] = (0, 0)) -> SideSpec:
     index = next((i for i, m in enumerate(ordered) if m is active), 0)
     mon = mons[index]
     return SideSpec(
@@ -231,10 +253,10 @@ def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, o
         substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
         toxic_count=_status_turns(active, "tox") if active is not None else 0, force_switch=force_switch,
         still_to_move=still_to_move, trapped=trapped, last_move=locked_to or _last_move(active),
-        protect_streak=active.protect_counter if active is not None else 0)
+        protect_streak=active.protect_counter if active is not None else 0, wish=wish)
 
 
-def _own_side(battle: AbstractBattle, rested: dict[str, int]) -> SideSpec:
+def _own_side(battle: AbstractBattle, rested: dict[str, int], wishes: dict[str, tuple[int, str]]) -> SideSpec:
     keyed = list(battle.team.items())[:MAX_MONS]
     ordered = [m for _, m in keyed]
     mons = [_own_mon(m, rested.get(key)) for key, m in keyed]
@@ -247,8 +269,9 @@ def _own_side(battle: AbstractBattle, rested: dict[str, int]) -> SideSpec:
                 slot.disabled = slot.id not in offered
     # the move an Encore (or a lock) keeps it to is the one the request offers alone
     locked_to = battle.available_moves[0].id if len(battle.available_moves) == 1 else ""
+    wish = _wish(wishes.get(battle.player_role or ""), battle.turn, {key: m.max_hp or 0 for key, m in keyed})
     return _side(battle, mons, active, ordered, battle.side_conditions,
-                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), locked_to=locked_to)
+                 force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), locked_to=locked_to, wish=wish)
 
 
 def _sample_for(mon: Pokemon, belief: SetBelief, rng: random.Random, notes: list[str]) -> RandomSet | None:
@@ -293,7 +316,7 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
 
 
 def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str],
-                   still_to_move: bool, rested: dict[str, int]) -> SideSpec:
+                   still_to_move: bool, rested: dict[str, int], wishes: dict[str, tuple[int, str]]) -> SideSpec:
     keyed = list(battle.opponent_team.items())[:MAX_MONS]
     ordered = [m for _, m in keyed]
     chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
@@ -309,8 +332,10 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
         notes.append("side_two: no active Pokémon shown; the first one taken")
+    wish = _wish(wishes.get(battle.opponent_role or ""), battle.turn,
+                 {key: spec.max_hp for (key, _), spec in zip(keyed, mons)})
     side = _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions,
-                 still_to_move=still_to_move)
+                 still_to_move=still_to_move, wish=wish)
     _hold_to_choice(side)
     return side
 
