@@ -381,7 +381,7 @@ def test_the_weather_counts_down_from_the_turn_it_began_not_from_its_last_end_of
     rain = ["|switch|p2a: Pelipper|Pelipper, L86, F|100/100", "|-weather|RainDance|[from] ability: Drizzle|[of] p2a: Pelipper",
             "|turn|1"]
     for turn in (1, 2, 3):  # each end of turn poke-env reads as the weather's start
-        rain += ["|-weather|RainDance|[upkeep]", f"|turn|{turn + 1}"]
+        rain += ["|-weather|RainDance|[upkeep]", "|upkeep", f"|turn|{turn + 1}"]
     position = positions_from_battle(battle_of(rain), table, random.Random(1), 1)[0]
     assert (position.field.weather, position.field.weather_turns) == ("raindance", 2)  # turns 4 and 5 left
 
@@ -412,7 +412,7 @@ def test_taunt_encore_and_yawn_reach_the_engine_with_the_turns_they_have_left(ta
 
     lines = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p2a: Pikachu|Taunt|p1a: Pikachu",
              "|-start|p1a: Pikachu|move: Taunt", "|move|p1a: Pikachu|Yawn|p2a: Pikachu", "|-start|p2a: Pikachu|move: Yawn",
-             "|turn|2"]
+             "|upkeep", "|turn|2"]
     position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
     assert position.side_one.volatile_turns == {"taunt": 2} and position.side_two.volatile_turns == {"yawn": 1}
     state = build_state(position)  # the engine counts both up: Taunt's second of 3 turns, Yawn's sleep this turn
@@ -447,3 +447,73 @@ def test_a_wish_made_last_turn_heals_half_the_wishers_hp_at_this_turns_end_in_th
     again = [*lines, "|move|p2a: Vaporeon|Wish|p2a: Vaporeon", "|-fail|p2a: Vaporeon",  # fails: one is pending
              "|-heal|p2a: Vaporeon|100/100|[from] move: Wish|[wisher] Vaporeon", "|turn|3"]
     assert positions_from_battle(battle_of(again), table, random.Random(1), 1)[0].side_two.wish == (0, 0)
+
+
+def state_of(lines: list[str], table: SetTable) -> Any:
+    """p1's first position after `lines` (each turn's end written as Showdown does: ``|upkeep``)."""
+    return positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+
+
+def test_weather_and_terrain_a_replacement_brought_after_the_turns_end_have_all_their_turns(table):
+    lead = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p1a: Pikachu|Thunderbolt|p2a: Pikachu",
+            "|-damage|p2a: Pikachu|0 fnt", "|faint|p2a: Pikachu", "|upkeep"]
+    rain = [*lead, "|switch|p2a: Pelipper|Pelipper, L86, F|100/100",
+            "|-weather|RainDance|[from] ability: Drizzle|[of] p2a: Pelipper", "|turn|2"]
+    assert state_of(rain, table).field.weather_turns == 5  # the turn number said 4: set in turn 1
+    assert state_of([*rain, "|-weather|RainDance|[upkeep]", "|upkeep", "|turn|3"], table).field.weather_turns == 4
+    surge = [*lead, "|switch|p2a: Pincurchin|Pincurchin, L97, F|100/100",
+             "|-fieldstart|move: Electric Terrain|[from] ability: Electric Surge|[of] p2a: Pincurchin", "|turn|2"]
+    field = state_of(surge, table).field
+    assert (field.terrain, field.terrain_turns) == ("electricterrain", 5)
+
+
+def test_a_recharge_served_a_move_lock_and_a_truant_turn_reach_the_engine_as_the_lines_tell_them(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    beam = ["|switch|p2a: Snorlax|Snorlax, L84, M|100/100", "|turn|1", "|move|p2a: Snorlax|Giga Impact|p1a: Pikachu",
+            "|-damage|p1a: Pikachu|50/200", "|-mustrecharge|p2a: Snorlax", "|upkeep", "|turn|2"]
+    assert "mustrecharge" in state_of(beam, table).side_two.volatiles
+    served = [*beam, "|cant|p2a: Snorlax|recharge", "|upkeep", "|turn|3"]  # poke-env keeps it until the next move
+    assert "mustrecharge" not in state_of(served, table).side_two.volatiles
+
+    rage = ["|switch|p2a: Dragonite|Dragonite, L74, F|100/100", "|turn|1", "|move|p2a: Dragonite|Outrage|p1a: Pikachu",
+            "|-damage|p1a: Pikachu|100/200", "|upkeep", "|turn|2"]
+    locked = state_of(rage, table)
+    assert "lockedmove" in locked.side_two.volatiles and locked.side_two.volatile_turns["lockedmove"] == 2
+    assert build_state(locked).side_two.volatile_status_durations.lockedmove == 1  # one use of three so far
+    tired = [*rage, "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[from]lockedmove", "|-damage|p1a: Pikachu|20/200",
+             "|-start|p2a: Dragonite|confusion|[fatigue]", "|upkeep", "|turn|3"]
+    missed = [*rage[:3], "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[miss]", "|-miss|p2a: Dragonite|p1a: Pikachu",
+              "|upkeep", "|turn|2"]
+    assert "lockedmove" not in state_of(tired, table).side_two.volatiles | state_of(missed, table).side_two.volatiles
+
+    lazy = ["|switch|p2a: Slaking|Slaking, L83, F|100/100", "|turn|1", "|move|p2a: Slaking|Double-Edge|p1a: Pikachu",
+            "|-damage|p1a: Pikachu|50/200", "|upkeep", "|turn|2"]
+    assert "truant" in state_of(lazy, table).side_two.volatiles
+    assert "truant" not in state_of([*lazy, "|cant|p2a: Slaking|ability: Truant", "|upkeep", "|turn|3"],
+                                    table).side_two.volatiles
+
+
+def test_bad_poison_a_busted_disguise_and_an_encore_after_its_target_moved_are_read_from_the_lines(table):
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    orb = ["|switch|p2a: Ursaring|Ursaring, L85, F|100/100", "|turn|1", "|move|p1a: Pikachu|Thunderbolt|p2a: Ursaring",
+           "|-damage|p2a: Ursaring|80/100", "|-status|p2a: Ursaring|tox|[from] item: Toxic Orb", "|upkeep", "|turn|2"]
+    assert state_of(orb, table).side_two.toxic_count == 0  # poisoned after the turn's poison damage: none yet
+    hurt = [*orb, "|-damage|p2a: Ursaring|74/100 tox|[from] psn", "|upkeep", "|turn|3"]
+    assert state_of(hurt, table).side_two.toxic_count == 1
+
+    disguise = ["|switch|p2a: Mimikyu|Mimikyu, L78, F|100/100", "|turn|1",
+                "|move|p1a: Pikachu|Thunderbolt|p2a: Mimikyu", "|-activate|p2a: Mimikyu|ability: Disguise",
+                "|-damage|p2a: Mimikyu|88/100", "|detailschange|p2a: Mimikyu|Mimikyu-Busted, L78, F", "|upkeep",
+                "|turn|2"]
+    busted = state_of(disguise, table)
+    assert busted.side_two.mons[0].species == "mimikyubusted"
+    assert str(build_state(busted).side_two.pokemon[0].id).lower() == "mimikyubusted"
+
+    encore = ["|switch|p2a: Clefable|Clefable, L83, F|100/100", "|turn|1",
+              "|move|p1a: Pikachu|Thunderbolt|p2a: Clefable", "|-damage|p2a: Clefable|80/100",
+              "|move|p2a: Clefable|Encore|p1a: Pikachu", "|-start|p1a: Pikachu|Encore", "|upkeep", "|turn|2"]
+    assert state_of(encore, table).side_one.volatile_turns["encore"] == 3  # 4 turns: its target had moved

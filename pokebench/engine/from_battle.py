@@ -11,7 +11,10 @@ lines and requests told it), the set table and the random generator:
   (:class:`~pokebench.engine.inference.SetBelief`: the table's counts, the revealed facts, and
   the evidence of hazards, recoil, Choice locks and move order), and the Pokémon not yet seen
   sampled too (six in all);
-- the field, boosts, volatile statuses and side conditions as poke-env tracks them, a forced switch.
+- the field, boosts, volatile statuses and side conditions as poke-env tracks them, a forced switch;
+  what poke-env does not keep, or keeps wrong, read from the same lines (:mod:`pokebench.engine.battle_lines`:
+  formes, Rest, Wish, Must Recharge, move locks, Truant, bad poison's stage, Taunt's and Encore's turns, the
+  weather's and the terrain's).
 
 It never reads the opponent's hidden team: poke-env's ``Battle`` of one side holds none of it.
 What it cannot know exactly is approximated as :data:`pokebench.engine.state.APPROXIMATIONS`
@@ -30,10 +33,12 @@ from poke_env.data.normalize import to_id_str
 from poke_env.stats import compute_raw_stats
 
 from pokebench.engine.errors import EngineError
-from pokebench.engine.evidence import CHOICE_ITEMS, team_key
+from pokebench.engine.battle_lines import LOCKED_TURNS, LineFacts, read_lines
+from pokebench.engine.evidence import CHOICE_ITEMS
 from pokebench.engine.position import STATS, SWITCHED_IN, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.inference import EVIDENCE, SetBelief
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
+from pokebench.engine.names import knows
 from pokebench.engine.state import MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
 from pokebench.engine.team_rules import Member
 
@@ -65,12 +70,12 @@ def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Ra
     What the battle alone decides (our side, the field, whether the opponent still moves this turn) is read once
     and shared by the positions; only the opponent's unknowns are drawn for each."""
     belief = SetBelief.from_battle(sets, battle, evidence)
-    rested, wishes = _rest_sleep(battle), _pending_wishes(battle)
-    own, field, still_to_move = _own_side(battle, rested, wishes), _field(battle), _opponent_still_to_move(battle)
+    facts = read_lines(battle._replay_data)  # every line poke-env parsed for this side
+    own, field, still_to_move = _own_side(battle, facts), _field(battle, facts), _opponent_still_to_move(battle)
     positions = []
     for _ in range(samples):
         notes: list[str] = []
-        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, rested, wishes)
+        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, facts)
         position = representable(Position(side_one=own, side_two=opponent, field=field, turn=battle.turn,
                                           notes=notes))
         position.notes.extend(belief.fallbacks)
@@ -125,44 +130,20 @@ def _sleep_turns(mon: Pokemon) -> int:
     return min(_status_turns(mon, "slp"), MAX_SLEEP_TURNS)
 
 
-def _rest_sleep(battle: AbstractBattle) -> dict[str, int]:
-    """Turns asleep so far of each Pokémon (poke-env's team key) whose sleep came from its own Rest: Rest sleeps
-    exactly two turns (the engine's ``rest_turns``), where other sleep ends by chance. Showdown writes a ``cant``
-    line for every move made asleep, Sleep Talk's too."""
-    asleep: dict[str, int] = {}
-    for parts in battle._replay_data:  # every line poke-env parsed for this side
-        kind = parts[1] if len(parts) > 2 else ""
-        if kind == "-status" and parts[3:4] == ["slp"]:
-            key = team_key(parts[2])
-            if "[from] move: Rest" in parts[4:]:
-                asleep[key] = 0
-            else:
-                asleep.pop(key, None)
-        elif kind == "cant" and parts[3:4] == ["slp"] and team_key(parts[2]) in asleep:
-            asleep[team_key(parts[2])] += 1
-    return asleep
-
-
-def _pending_wishes(battle: AbstractBattle) -> dict[str, tuple[int, str]]:
-    """Each side's Wish still to heal ("p1" -> the turn it was made, the wisher's team key): Showdown heals at the
-    end of the turn after; a Wish made while one is pending fails."""
-    turn, made = 0, dict[str, tuple[int, str]]()
-    for parts in battle._replay_data:  # every line poke-env parsed for this side
-        kind = parts[1] if len(parts) > 2 else ""
-        if kind == "turn":
-            turn = int(parts[2])
-        elif kind == "move" and parts[3] == "Wish" and made.get(parts[2][:2], (-9, ""))[0] < turn - 1:
-            made[parts[2][:2]] = (turn, team_key(parts[2]))
-    return {side: wish for side, wish in made.items() if wish[0] >= battle.turn - 1}
+def _forme(mon: Pokemon, key: str, facts: LineFacts) -> str:
+    """The Pokémon's species as it is now (poke-env keeps the base species through a forme change), if the engine
+    knows that forme (else the base species)."""
+    forme = facts.formes.get(key, mon.species)
+    return forme if forme != mon.species and knows("species", forme) else mon.species
 
 
 def _wish(wish: tuple[int, str] | None, turn: int, max_hps: dict[str, int]) -> tuple[int, int]:
     """``SideSpec.wish``: turns left as Showdown counts them (the full information's way), half the wisher's HP
     (`max_hps`: the side's Pokémon's by team key)."""
-    if wish is None:
+    if wish is None or wish[0] + 2 - turn < 1:  # none, or healed at the end of the turn after it was made
         return (0, 0)
     made, wisher = wish
-    return (max(1, made + 2 - turn), max_hps.get(wisher, 0) // 2)
+    return (made + 2 - turn, max_hps.get(wisher, 0) // 2)
 
 
 def _sleep(mon: Pokemon, rested_turns: int | None) -> tuple[int, int]:
@@ -180,39 +161,47 @@ def _estimated_stats(species: str, level: int) -> tuple[int, dict[str, int]]:
     return raw[0], dict(zip(STATS, raw[1:]))
 
 
-def _own_mon(mon: Pokemon, rested_turns: int | None) -> MonSpec:
-    rest_turns, sleep_turns = _sleep(mon, rested_turns)
+def _own_mon(mon: Pokemon, key: str, facts: LineFacts) -> MonSpec:
+    rest_turns, sleep_turns = _sleep(mon, facts.rested.get(key))
+    species = _forme(mon, key, facts)
     stats = {k: int(mon.stats[k] or 0) for k in STATS}
     moves = [MoveSlot(m.id, m.current_pp) for m in list(mon.moves.values())[:MAX_MOVES]]
     tera = _type_id(mon.tera_type) if mon.tera_type is not None else ""
-    return MonSpec(species=mon.species, level=mon.level, types=_current_types(mon),
-                   base_types=_base_types(mon.species), hp=mon.current_hp or 0, max_hp=mon.max_hp or 1,
+    return MonSpec(species=species, level=mon.level, types=_current_types(mon),
+                   base_types=_base_types(species), hp=mon.current_hp or 0, max_hp=mon.max_hp or 1,
                    stats=stats, moves=moves, item=mon.item or "", ability=mon.ability or "",
                    tera_type=tera, terastallized=mon.is_terastallized, status=_status(mon),
                    rest_turns=rest_turns, sleep_turns=sleep_turns, weight_kg=mon.weight)
 
 
-def _volatiles(mon: Pokemon | None) -> set[str]:
+def _volatiles(mon: Pokemon | None, key: str, facts: LineFacts) -> set[str]:
+    """The active's volatile statuses: poke-env's effects (a partial trap as the engine's one), and from the lines
+    a Must Recharge still to serve, a move lock (Outrage...) and a Truant turn."""
     if mon is None:
         return set()
     found = {"partiallytrapped" if effect in PARTIAL_TRAPS else effect.name.lower().replace("_", "")
              for effect in mon.effects}
-    if mon.must_recharge:
+    found.discard("mustrecharge")
+    if key in facts.recharging:
         found.add("mustrecharge")
+    if key in facts.locked:
+        found.add("lockedmove")
+    if key in facts.truant and mon.ability == "truant":
+        found.add("truant")
     return found
 
 
-def _volatile_turns(mon: Pokemon | None) -> dict[str, int]:
-    """Turns left of the active's timed volatiles the engine keeps: Taunt and Encore from poke-env's count of the
-    ends of turn since they began (3 turns; 4 when they came before the target moved, which is not told apart),
+def _volatile_turns(mon: Pokemon | None, key: str, facts: LineFacts) -> dict[str, int]:
+    """Turns left, as Showdown counts them, of the active's timed volatiles the engine keeps: Taunt and Encore from
+    the lines (3 ends of turn, 4 when they came after their target moved), a move lock's of its three turns,
     Yawn's sleep at this end of turn (a Yawn still pending at a decision has one end of turn left)."""
-    turns = {}
-    for effect, count in (mon.effects.items() if mon is not None else ()):
-        name = effect.name.lower().replace("_", "")
-        if name in ("taunt", "encore"):
-            turns[name] = max(1, 3 - count)
-        elif name == "yawn":
-            turns[name] = 1
+    if mon is None:
+        return {}
+    turns = {name: left for name, left in facts.timed.get(key, {}).items() if left > 0}
+    if key in facts.locked:
+        turns["lockedmove"] = max(1, LOCKED_TURNS - facts.locked[key])
+    if any(effect.name == "YAWN" for effect in mon.effects):
+        turns["yawn"] = 1
     return turns
 
 
@@ -241,36 +230,36 @@ def _last_move(active: Pokemon | None) -> str:
     return SWITCHED_IN if active.first_turn else ""
 
 
-def _side(battle: AbstractBattle, mons: list[MonSpec], active: Pokemon | None, ordered: list[Pokemon],
-          conditions: dict, force_switch: bool = False, trapped: bool = False, locked_to: str = "",
-          still_to_move: bool = False, wish: tuple[int, int] = (0, 0)) -> SideSpec:
-    index = next((i for i, m in enumerate(ordered) if m is active), 0)
-    mon = mons[index]
+def _side(battle: AbstractBattle, facts: LineFacts, keyed: list[tuple[str, Pokemon]], mons: list[MonSpec],
+          active: Pokemon | None, conditions: dict, force_switch: bool = False, trapped: bool = False,
+          locked_to: str = "", still_to_move: bool = False, wish: tuple[int, int] = (0, 0)) -> SideSpec:
+    index = next((i for i, (_, m) in enumerate(keyed) if m is active), 0)
+    key, mon = keyed[index][0] if keyed else "", mons[index]
+    volatiles = _volatiles(active, key, facts)
     return SideSpec(
         mons=mons, active=index, boosts={k: v for k, v in (active.boosts if active else {}).items() if v},
-        volatiles=_volatiles(active), volatile_turns=_volatile_turns(active),
+        volatiles=volatiles, volatile_turns=_volatile_turns(active, key, facts),
         conditions=_conditions(conditions, battle.turn),
-        substitute_hp=mon.max_hp // 4 if active is not None and "substitute" in _volatiles(active) else 0,
-        toxic_count=_status_turns(active, "tox") if active is not None else 0, force_switch=force_switch,
+        substitute_hp=mon.max_hp // 4 if "substitute" in volatiles else 0,
+        toxic_count=facts.toxic_stage.get(key, 0) if mon.status == "tox" else 0, force_switch=force_switch,
         still_to_move=still_to_move, trapped=trapped, last_move=locked_to or _last_move(active),
         protect_streak=active.protect_counter if active is not None else 0, wish=wish)
 
 
-def _own_side(battle: AbstractBattle, rested: dict[str, int], wishes: dict[str, tuple[int, str]]) -> SideSpec:
+def _own_side(battle: AbstractBattle, facts: LineFacts) -> SideSpec:
     keyed = list(battle.team.items())[:MAX_MONS]
-    ordered = [m for _, m in keyed]
-    mons = [_own_mon(m, rested.get(key)) for key, m in keyed]
+    mons = [_own_mon(m, key, facts) for key, m in keyed]
     active = battle.active_pokemon
     if active is not None and battle.available_moves:
         offered = {m.id for m in battle.available_moves}
-        index = next((i for i, m in enumerate(ordered) if m is active), None)
+        index = next((i for i, (_, m) in enumerate(keyed) if m is active), None)
         if index is not None:  # a move the request does not offer now is disabled (Disable, Taunt, Choice lock...)
             for slot in mons[index].moves:
                 slot.disabled = slot.id not in offered
     # the move an Encore (or a lock) keeps it to is the one the request offers alone
     locked_to = battle.available_moves[0].id if len(battle.available_moves) == 1 else ""
-    wish = _wish(wishes.get(battle.player_role or ""), battle.turn, {key: m.max_hp or 0 for key, m in keyed})
-    return _side(battle, mons, active, ordered, battle.side_conditions,
+    wish = _wish(facts.wishes.get(battle.player_role or ""), battle.turn, {key: m.max_hp or 0 for key, m in keyed})
+    return _side(battle, facts, keyed, mons, active, battle.side_conditions,
                  force_switch=bool(battle.force_switch), trapped=bool(battle.trapped), locked_to=locked_to, wish=wish)
 
 
@@ -281,9 +270,10 @@ def _sample_for(mon: Pokemon, belief: SetBelief, rng: random.Random, notes: list
     return chosen
 
 
-def _opponent_mon(mon: Pokemon, chosen: RandomSet | None, rested_turns: int | None) -> MonSpec:
-    rest_turns, sleep_turns = _sleep(mon, rested_turns)
-    max_hp, stats = _estimated_stats(mon.species, mon.level)
+def _opponent_mon(mon: Pokemon, key: str, chosen: RandomSet | None, facts: LineFacts) -> MonSpec:
+    rest_turns, sleep_turns = _sleep(mon, facts.rested.get(key))
+    species = _forme(mon, key, facts)
+    max_hp, stats = _estimated_stats(species, mon.level)
     revealed = list(mon.moves)
     extra = [m for m in (chosen.moves if chosen else ()) if m not in revealed]
     move_ids = (revealed + extra)[:MAX_MOVES]
@@ -297,8 +287,8 @@ def _opponent_mon(mon: Pokemon, chosen: RandomSet | None, rested_turns: int | No
     ability = mon.ability or (chosen.ability if chosen else "") or "noability"
     tera = _type_id(mon.tera_type) if mon.is_terastallized and mon.tera_type else (chosen.tera_type if chosen else "")
     hp = 0 if mon.fainted else max(1, round(mon.current_hp_fraction * max_hp))
-    return MonSpec(species=mon.species, level=mon.level, types=_current_types(mon),
-                   base_types=_base_types(mon.species), hp=hp, max_hp=max_hp, stats=stats, moves=moves,
+    return MonSpec(species=species, level=mon.level, types=_current_types(mon),
+                   base_types=_base_types(species), hp=hp, max_hp=max_hp, stats=stats, moves=moves,
                    item=item, ability=ability, tera_type=tera or "typeless",
                    terastallized=mon.is_terastallized, status=_status(mon),
                    rest_turns=rest_turns, sleep_turns=sleep_turns, weight_kg=mon.weight)
@@ -316,11 +306,11 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
 
 
 def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str],
-                   still_to_move: bool, rested: dict[str, int], wishes: dict[str, tuple[int, str]]) -> SideSpec:
+                   still_to_move: bool, facts: LineFacts) -> SideSpec:
     keyed = list(battle.opponent_team.items())[:MAX_MONS]
     ordered = [m for _, m in keyed]
     chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
-    mons = [_opponent_mon(m, c, rested.get(key)) for (key, m), c in zip(keyed, chosen)]
+    mons = [_opponent_mon(m, key, c, facts) for (key, m), c in zip(keyed, chosen)]
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
     # the team the generator's rules see: the revealed Pokémon (their sampled sets) and those drawn so far
     team: list[Member] = [c or Revealed(m.species, m.level, frozenset(m.moves), ability=m.ability or None)
@@ -332,9 +322,9 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         mons.append(_unseen_mon(drawn))
     if battle.opponent_active_pokemon is None:
         notes.append("side_two: no active Pokémon shown; the first one taken")
-    wish = _wish(wishes.get(battle.opponent_role or ""), battle.turn,
+    wish = _wish(facts.wishes.get(battle.opponent_role or ""), battle.turn,
                  {key: spec.max_hp for (key, _), spec in zip(keyed, mons)})
-    side = _side(battle, mons, battle.opponent_active_pokemon, ordered, battle.opponent_side_conditions,
+    side = _side(battle, facts, keyed, mons, battle.opponent_active_pokemon, battle.opponent_side_conditions,
                  still_to_move=still_to_move, wish=wish)
     _hold_to_choice(side)
     return side
@@ -374,25 +364,15 @@ def _started(entries: dict, turn: int, name: str) -> int:
     return max(1, DEFAULT_TURNS[name] - (turn - started))
 
 
-def _weather_set(battle: AbstractBattle) -> int:
-    """The turn the weather began (one for a lead's): poke-env moves it to each end of turn it goes on."""
-    turn, began = 0, battle.turn
-    for parts in battle._replay_data:  # every line poke-env parsed for this side
-        if parts[1:2] == ["turn"]:
-            turn = int(parts[2])
-        elif parts[1:2] == ["-weather"] and "[upkeep]" not in parts:
-            began = turn
-    return max(1, began)
-
-
-def _field(battle: AbstractBattle) -> FieldSpec:
+def _field(battle: AbstractBattle, facts: LineFacts) -> FieldSpec:
+    """The field; the weather's and the terrain's turns left from the ends of turn since they began (the lines')."""
     weather = next(iter(battle.weather), None)
     terrains = {f: t for f, t in battle.fields.items() if f.name.endswith("_TERRAIN")}
     trick_room = {f: t for f, t in battle.fields.items() if f.name == "TRICK_ROOM"}
     return FieldSpec(
         weather=weather.name.lower() if weather is not None else "",
-        weather_turns=_started({weather: _weather_set(battle)}, battle.turn, "weather") if weather is not None else 0,
+        weather_turns=max(1, DEFAULT_TURNS["weather"] - facts.weather_ends) if weather is not None else 0,
         terrain=next(iter(terrains)).name.lower().replace("_", "") if terrains else "",
-        terrain_turns=_started(terrains, battle.turn, "terrain") if terrains else 0,
+        terrain_turns=max(1, DEFAULT_TURNS["terrain"] - facts.terrain_ends) if terrains else 0,
         trick_room=bool(trick_room),
         trick_room_turns=_started(trick_room, battle.turn, "trickroom") if trick_room else 0)

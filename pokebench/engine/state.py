@@ -34,8 +34,8 @@ APPROXIMATIONS: dict[str, str] = {
     "Encore": "needs the encored move as the last move (the engine panics otherwise): dropped when it is unknown",
     "side conditions": "the ones without a SideConditions field are dropped (representable(); each noted)",
     "timed volatiles": f"only {', '.join(VOLATILE_DURATIONS)} keep their turns (COUNTED_UP: converted to the "
-    "engine's counts up); others last until removed; a player knows Taunt's and Encore's turns as if they lasted 3 "
-    "(4 when they came before the target moved) and no locked move's or confusion's",
+    "engine's counts up); others last until removed; a player reads Taunt's and Encore's turns from the lines "
+    "(battle_lines.py), a move lock's as if it lasted 3 turns (Showdown draws 2 or 3), and no confusion's",
     "weather and terrain turns": "0 when unknown: the engine then never ends them",
     "Delta Stream": "strong winds have no engine weather: no weather",
     "moves beyond four": "the engine holds four moves per Pokémon (Showdown's random battles deal at most four)",
