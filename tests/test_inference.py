@@ -482,8 +482,9 @@ def test_a_recharge_served_a_move_lock_and_a_truant_turn_reach_the_engine_as_the
     locked = state_of(rage, table)
     assert "lockedmove" in locked.side_two.volatiles and locked.side_two.volatile_turns["lockedmove"] == 2
     assert build_state(locked).side_two.volatile_status_durations.lockedmove == 1  # one use of three so far
-    tired = [*rage, "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[from]lockedmove", "|-damage|p1a: Pikachu|20/200",
-             "|-start|p2a: Dragonite|confusion|[fatigue]", "|upkeep", "|turn|3"]
+    again = [*rage, "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[from] lockedmove", "|-damage|p1a: Pikachu|20/200"]
+    assert state_of([*again, "|upkeep", "|turn|3"], table).side_two.volatile_turns["lockedmove"] == 1  # its third
+    tired = [*again, "|-start|p2a: Dragonite|confusion|[fatigue]", "|upkeep", "|turn|3"]
     missed = [*rage[:3], "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[miss]", "|-miss|p2a: Dragonite|p1a: Pikachu",
               "|upkeep", "|turn|2"]
     assert "lockedmove" not in state_of(tired, table).side_two.volatiles | state_of(missed, table).side_two.volatiles

@@ -75,7 +75,10 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
                 for name in timed:
                     timed[name] -= 1
         elif kind in ("switch", "drag"):
-            _came_in(facts, who, parts[3])
+            facts.formes[who] = _id(parts[3].split(",")[0])
+            _left(facts, who)
+        elif kind == "faint":
+            _left(facts, who)
         elif kind == "detailschange" or kind == "-formechange":
             facts.formes[who] = _id(parts[3].split(",")[0])
         elif kind == "move":
@@ -105,9 +108,8 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
     return facts
 
 
-def _came_in(facts: LineFacts, who: str, details: str) -> None:
-    """A switch-in: its forme as shown; what ends when a Pokémon leaves the field ends for it (it left before)."""
-    facts.formes[who] = _id(details.split(",")[0])
+def _left(facts: LineFacts, who: str) -> None:
+    """What ends when a Pokémon leaves the field (at a switch-in it has left before, or it fainted)."""
     facts.recharging.discard(who)
     facts.locked.pop(who, None)
     facts.timed.pop(who, None)
@@ -119,13 +121,14 @@ def _came_in(facts: LineFacts, who: str, details: str) -> None:
 def _moved(facts: LineFacts, who: str, parts: Sequence[str], turn: int) -> str:
     """A move line; the user's key when it is a locking move that may go on (else "")."""
     move = _id(parts[3])
-    called = any(p.startswith("[from]") and p != "[from]lockedmove" for p in parts[4:])  # by Sleep Talk...
+    sources = [p.removeprefix("[from]").strip() for p in parts[4:] if p.startswith("[from]")]
+    called = any(source != "lockedmove" for source in sources)  # by Sleep Talk...
     if not called:
         facts.truant.add(who)
     if move == "wish" and facts.wishes.get(who[:2], (-9, ""))[0] < turn - 1:  # one pending: this one fails
         facts.wishes[who[:2]] = (turn, who)
     if move in LOCKING_MOVES and not called:
-        facts.locked[who] = facts.locked.get(who, 0) + 1 if "[from]lockedmove" in parts[4:] else 1
+        facts.locked[who] = facts.locked.get(who, 0) + 1 if "lockedmove" in sources else 1
         return who
     if not called:
         facts.locked.pop(who, None)
@@ -135,7 +138,7 @@ def _moved(facts: LineFacts, who: str, parts: Sequence[str], turn: int) -> str:
 def _could_not_move(facts: LineFacts, who: str, why: str) -> None:
     facts.recharging.discard(who)
     facts.locked.pop(who, None)
-    if why == "ability: Truant":
+    if why in ("ability: Truant", "recharge"):  # recharging ends a Truant turn too
         facts.truant.discard(who)
     elif why == "slp" and who in facts.rested:
         facts.rested[who] += 1
