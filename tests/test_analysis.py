@@ -28,6 +28,7 @@ from pokebench.engine.damage_check import check_game, summarise  # noqa: E402
 from pokebench.engine.from_messages import player_battle, player_name, player_positions  # noqa: E402
 from pokebench.engine.from_showdown import engine_action, game_positions, position_from_showdown  # noqa: E402
 from pokebench.engine.sets import SetTable  # noqa: E402
+from pokebench.engine.names import VOLATILE_DURATIONS  # noqa: E402
 from pokebench.engine.state import build_state  # noqa: E402
 from pokebench.results.store import RunStore  # noqa: E402
 from pokebench.publish import publish  # noqa: E402
@@ -90,6 +91,45 @@ def test_every_decision_gives_an_engine_state_with_the_choice_among_its_actions(
                 result = poke_engine.monte_carlo_tree_search(state, iterations=50)
                 offered = {o.move_choice for o in result.side_one}
                 assert engine_action(decision.choice, decision.state["sides"][decision.side]) in offered
+
+
+#: What a player's view may hold otherwise than Showdown's state, and why it does not matter to the engine: a
+#: benched Pokémon's stale disabled moves; a type change held as a volatile; what Showdown clears when a Pokémon
+#: faints (its boosts, volatiles, Terastallization: the view keeps the side's Tera spent on the Pokémon itself).
+VIEW_ONLY_VOLATILES = {"typechange"}
+
+
+def _own_side_facts(position) -> dict:
+    """Side one's facts a player knows exactly (its own team, its active's state) and the field."""
+    side, field = position.side_one, position.field
+    alive = {m.species: (m.hp, m.max_hp, m.stats, m.status, m.rest_turns, m.item, m.ability, m.tera_type,
+                         [(slot.id, slot.pp) for slot in m.moves]) for m in side.mons if not m.fainted}
+    active = side.mons[side.active]
+    facts = {"alive": alive, "active": active.species, "field": field, "conditions": side.conditions}
+    if not active.fainted:
+        facts |= {"boosts": side.boosts, "volatiles": side.volatiles - VIEW_ONLY_VOLATILES,
+                  "toxic_count": side.toxic_count, "substitute_hp": side.substitute_hp, "types": active.types,
+                  "engine_durations": [getattr(build_state(position).side_one.volatile_status_durations, name)
+                                       for name in VOLATILE_DURATIONS],
+                  "terastallized": active.terastallized, "tera_used": side.tera_used}
+    return facts
+
+
+def test_a_players_view_of_its_own_side_and_the_field_is_showdowns_own_state(records, games) -> None:
+    """At every decision of real games, what the player knows exactly (its team: HP, stats, status, Rest's turns,
+    item, ability, moves and PP; its active's boosts, volatiles and their turns, bad poison, Terastallization; the
+    field with the weather's and the terrain's turns) equals the full information of Showdown's own state."""
+    sets = SetTable.load()
+    compared = 0
+    for record in records:
+        game = games[record["game_id"]]
+        for decision in game.decisions:
+            name = player_name(record["input_log"], decision.side)
+            [view] = player_positions(game, decision, name, sets, random.Random(0), 1)
+            truth = position_from_showdown(decision)
+            assert _own_side_facts(view) == _own_side_facts(truth), (record["game_id"], decision.index)
+            compared += 1
+    assert compared > 100
 
 
 def test_the_players_view_knows_only_what_its_messages_revealed(records, games) -> None:

@@ -8,11 +8,14 @@ from importlib.metadata import PackageNotFoundError, version
 __all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "engine_version"]
 
 #: Bumped when what is searched changes (the bridge, the views; 2: the player view infers sets from the
-#: battle, pokebench/engine/inference.py): older cached searches are not reused.
-ANALYSIS_VERSION = 2
+#: battle, pokebench/engine/inference.py; 3: the player view reads what poke-env does not keep from the lines,
+#: pokebench/engine/battle_lines.py, and the full information keeps a fainted Pokémon's Terastallization spent):
+#: older cached searches are not reused.
+ANALYSIS_VERSION = 3
 #: Bumped when what the luck of a turn is changes (pokebench/analysis/luck.py): older cached luck is not reused.
-#: 3: the action luck of bots that record their policy.
-LUCK_VERSION = 3
+#: 3: the action luck of bots that record their policy; 4: full-information states keep a fainted Pokémon's
+#: Terastallization spent and give Taunt, Encore and a lock the engine's counts.
+LUCK_VERSION = 4
 #: The weight of the action term in a turn's luck (pokebench/analysis/luck.py): any fixed weight keeps the adjusted
 #: score unbiased; this one is the least-variance weight on bot games of the fit's own seeds
 #: (``benchmarks/luck_validation.py --seed-text pokebench-luck-fit``), checked on held-out seeds (docs/analysis.md):

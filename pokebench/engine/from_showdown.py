@@ -11,6 +11,7 @@ as the engine names its actions (``moonblast-tera``, ``switch florges``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -128,13 +129,25 @@ def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], labe
     if len(active["moves"]) > 4:
         notes.append(f"{label}: {active['species']} has {len(active['moves'])} moves; the engine keeps four")
     return SideSpec(
-        mons=[_mon(m, side_id, i) for i, m in enumerate(side["pokemon"])], active=active_index,
+        mons=_tera_spent(side["pokemon"], [_mon(m, side_id, i) for i, m in enumerate(side["pokemon"])]),
+        active=active_index,
         boosts={k: active["boosts"][k] for k in BOOSTS if active["boosts"].get(k)},
         volatiles=volatiles, conditions=conditions,
         substitute_hp=int(active["volatiles"].get("substitute", {}).get("hp", 0)),
         toxic_count=int(active["status_state"].get("stage", 0)) if active["status"] == "tox" else 0,
         force_switch=side["force_switch"], trapped=side["trapped"], last_move=active["last_move"],
         wish=wish, future_sight=future, volatile_turns=volatile_turns)
+
+
+def _tera_spent(dumped: list[dict[str, Any]], mons: list[MonSpec]) -> list[MonSpec]:
+    """`mons`, a fainted one marked Terastallized when the side's Terastallization is spent but no Pokémon shows it:
+    Showdown forgets a Pokémon's Terastallization when it faints (the engine would offer the side another)."""
+    if any(m.terastallized for m in mons) or any(d["can_terastallize"] for d in dumped):
+        return mons
+    fainted = next((i for i, m in enumerate(mons) if m.fainted), None)
+    if fainted is not None:
+        mons[fainted] = dataclasses.replace(mons[fainted], terastallized=True)
+    return mons
 
 
 def _field(field: dict[str, Any]) -> FieldSpec:
