@@ -181,7 +181,6 @@ def _volatiles(mon: Pokemon | None, key: str, facts: LineFacts) -> set[str]:
         return set()
     found = {"partiallytrapped" if effect in PARTIAL_TRAPS else effect.name.lower().replace("_", "")
              for effect in mon.effects}
-    found.discard("mustrecharge")
     if key in facts.recharging:
         found.add("mustrecharge")
     if key in facts.locked:
