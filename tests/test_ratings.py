@@ -471,3 +471,13 @@ def test_pairs_that_all_split_with_no_luck_measured_do_not_give_a_zero_width_int
     assert (phi, df) == (pytest.approx(4 / 8), 8)
     row = fit_ratings(games, score="adjusted_p1").set_index("player").loc["bot"]
     assert row["interval"] == "posterior" and row["ci_high"] - row["ci_low"] > 200
+
+
+def test_the_adjusted_fit_is_the_same_whatever_the_order_of_the_games():
+    # real-valued scores sum differently in another order: a run published whole and from its shards must agree
+    games = lucky_games(TRUE, pairs_per_matchup=20, seed=24).assign(game_id=lambda g: [f"g{n}" for n in range(len(g))])
+    ours = fit_ratings(games, score="adjusted_p1", n_bootstrap=200)
+    for seed in (1, 2):
+        shuffled = games.sample(frac=1, random_state=seed)
+        pd.testing.assert_frame_equal(fit_ratings(shuffled, score="adjusted_p1", n_bootstrap=200), ours,
+                                      check_exact=True)

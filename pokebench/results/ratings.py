@@ -342,6 +342,8 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
     and its posterior interval from Student's t. The record columns (wins, ties, ...) stay the results'.
     """
     g, players = _finished(games, unit_cols=True, score=score)
+    # Real-valued scores sum differently in another order: a run published whole and from shards fits the same.
+    g = g.sort_values([c for c in ("run", "matchup", "pair", "game_id") if c in g.columns], kind="stable")
     if len(players) < 2:
         raise RatingsError(f"only one player ({players[0]}): ratings need games between two or more")
     if anchor not in players:
