@@ -47,6 +47,11 @@ def battle_of(lines: list[str], spe: int = 200) -> Any:
     return battle_from_messages([*start, *lines, "|request|" + json.dumps(own_request(spe))], "me")
 
 
+def position_after(lines: list[str], table: SetTable) -> Any:
+    """p1's first position after `lines` (p1's ``Battle`` of :func:`battle_of`, one sample, seed 1)."""
+    return positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+
+
 def name(species: str) -> str:
     """A species id as Showdown's lines name it (the Pokédex's name)."""
     from poke_env.data import GenData
@@ -328,7 +333,7 @@ def test_hazards_move_locks_and_the_last_move_the_battle_showed_reach_the_engine
     came_in = ["|turn|1", "|turn|2", "|-sidestart|p2: them|move: Stealth Rock", "|-sidestart|p2: them|Spikes",
                "|-sidestart|p2: them|Spikes", "|turn|3", f"|switch|{mon}|{name(species)}, L{level}|100/100",
                f"|-item|{mon}|Choice Scarf|[from] ability: Frisk|[of] p1a: Pikachu", "|turn|4"]
-    fresh = positions_from_battle(battle_of(came_in), table, random.Random(1), 1)[0]
+    fresh = position_after(came_in, table)
     # Stealth Rock set in turn 2 is one layer (poke-env keeps the turn it started), Spikes two
     assert fresh.side_two.conditions == {"stealthrock": 1, "spikes": 2}
     assert fresh.side_two.last_move == SWITCHED_IN  # nothing used since it came in: Fake Out would work
@@ -338,7 +343,7 @@ def test_hazards_move_locks_and_the_last_move_the_battle_showed_reach_the_engine
     assert not any(slot.disabled for slot in fresh.side_two.mons[fresh.side_two.active].moves)
 
     used = [*came_in, f"|move|{mon}|{move_name(moves[0])}|p1a: Pikachu", "|turn|5"]
-    locked = positions_from_battle(battle_of(used), table, random.Random(1), 1)[0]
+    locked = position_after(used, table)
     active = locked.side_two.mons[locked.side_two.active]
     assert locked.side_two.last_move == moves[0]
     assert [slot.id for slot in active.moves if not slot.disabled] == [moves[0]]  # held by its Choice Scarf
@@ -348,7 +353,7 @@ def test_hazards_move_locks_and_the_last_move_the_battle_showed_reach_the_engine
 def test_a_protect_that_worked_counts_towards_the_next_ones_chance(table):
     protected = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p1a: Pikachu|Protect|p1a: Pikachu",
                  "|-singleturn|p1a: Pikachu|Protect", "|turn|2"]
-    position = positions_from_battle(battle_of(protected), table, random.Random(1), 1)[0]
+    position = position_after(protected, table)
     assert position.side_one.protect_streak == 1 and position.side_two.protect_streak == 0
 
 
@@ -382,7 +387,7 @@ def test_the_weather_counts_down_from_the_turn_it_began_not_from_its_last_end_of
             "|turn|1"]
     for turn in (1, 2, 3):  # each end of turn poke-env reads as the weather's start
         rain += ["|-weather|RainDance|[upkeep]", "|upkeep", f"|turn|{turn + 1}"]
-    position = positions_from_battle(battle_of(rain), table, random.Random(1), 1)[0]
+    position = position_after(rain, table)
     assert (position.field.weather, position.field.weather_turns) == ("raindance", 2)  # turns 4 and 5 left
 
 
@@ -395,7 +400,7 @@ def test_rest_sleeps_two_turns_for_sure_where_other_sleep_may_end_by_chance(tabl
                  "|move|p2a: Snorlax|Rest|p2a: Snorlax", f"|-status|p2a: Snorlax|slp|{how}", "|turn|2"]
         for turn in range(turns_asleep):
             lines += ["|cant|p2a: Snorlax|slp", f"|turn|{turn + 3}"]
-        return positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+        return position_after(lines, table)
 
     for turns_asleep, rest_turns in ((0, 3), (1, 2), (2, 1)):  # it wakes at its third move after Rest
         position = asleep("[from] move: Rest", turns_asleep)
@@ -413,7 +418,7 @@ def test_taunt_encore_and_yawn_reach_the_engine_with_the_turns_they_have_left(ta
     lines = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p2a: Pikachu|Taunt|p1a: Pikachu",
              "|-start|p1a: Pikachu|move: Taunt", "|move|p1a: Pikachu|Yawn|p2a: Pikachu", "|-start|p2a: Pikachu|move: Yawn",
              "|upkeep", "|turn|2"]
-    position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    position = position_after(lines, table)
     assert position.side_one.volatile_turns == {"taunt": 2} and position.side_two.volatile_turns == {"yawn": 1}
     state = build_state(position)  # the engine counts both up: Taunt's second of 3 turns, Yawn's sleep this turn
     assert (state.side_one.volatile_status_durations.taunt, state.side_two.volatile_status_durations.yawn) == (1, 1)
@@ -426,11 +431,10 @@ def test_a_partial_trap_holds_the_opponent_in_and_hurts_it_in_the_engine(table):
     lines = ["|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1", "|move|p1a: Pikachu|Whirlpool|p2a: Pikachu",
              "|-activate|p2a: Pikachu|move: Whirlpool|[of] p1a: Pikachu", "|-start|p2a: Pikachu|Salt Cure",
              "|-damage|p2a: Pikachu|80/100|[from] move: Whirlpool|[partiallytrapped]", "|turn|2"]
-    position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    position = position_after(lines, table)
     assert position.side_two.volatiles == {"partiallytrapped", "saltcure"}
     assert {"PARTIALLYTRAPPED", "SALTCURE"} <= {str(v).upper() for v in build_state(position).side_two.volatile_statuses}
-    freed = positions_from_battle(battle_of([*lines, "|-end|p2a: Pikachu|Whirlpool|[partiallytrapped]", "|turn|3"]),
-                                  table, random.Random(1), 1)[0]
+    freed = position_after([*lines, "|-end|p2a: Pikachu|Whirlpool|[partiallytrapped]", "|turn|3"], table)
     assert freed.side_two.volatiles == {"saltcure"}
 
 
@@ -440,18 +444,13 @@ def test_a_wish_made_last_turn_heals_half_the_wishers_hp_at_this_turns_end_in_th
 
     lines = ["|switch|p2a: Vaporeon|Vaporeon, L84, F|100/100", "|turn|1", "|move|p2a: Vaporeon|Wish|p2a: Vaporeon",
              "|move|p1a: Pikachu|Wish|p1a: Pikachu", "|turn|2"]
-    position = positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    position = position_after(lines, table)
     vaporeon = position.side_two.mons[0]
     assert position.side_one.wish == (1, 100) and position.side_two.wish == (1, vaporeon.max_hp // 2)
     assert build_state(position).side_two.wish == (1, vaporeon.max_hp // 2)
     again = [*lines, "|move|p2a: Vaporeon|Wish|p2a: Vaporeon", "|-fail|p2a: Vaporeon",  # fails: one is pending
              "|-heal|p2a: Vaporeon|100/100|[from] move: Wish|[wisher] Vaporeon", "|turn|3"]
-    assert positions_from_battle(battle_of(again), table, random.Random(1), 1)[0].side_two.wish == (0, 0)
-
-
-def state_of(lines: list[str], table: SetTable) -> Any:
-    """p1's first position after `lines` (each turn's end written as Showdown does: ``|upkeep``)."""
-    return positions_from_battle(battle_of(lines), table, random.Random(1), 1)[0]
+    assert position_after(again, table).side_two.wish == (0, 0)
 
 
 def test_weather_and_terrain_a_replacement_brought_after_the_turns_end_have_all_their_turns(table):
@@ -459,11 +458,11 @@ def test_weather_and_terrain_a_replacement_brought_after_the_turns_end_have_all_
             "|-damage|p2a: Pikachu|0 fnt", "|faint|p2a: Pikachu", "|upkeep"]
     rain = [*lead, "|switch|p2a: Pelipper|Pelipper, L86, F|100/100",
             "|-weather|RainDance|[from] ability: Drizzle|[of] p2a: Pelipper", "|turn|2"]
-    assert state_of(rain, table).field.weather_turns == 5  # the turn number said 4: set in turn 1
-    assert state_of([*rain, "|-weather|RainDance|[upkeep]", "|upkeep", "|turn|3"], table).field.weather_turns == 4
+    assert position_after(rain, table).field.weather_turns == 5  # the turn number said 4: set in turn 1
+    assert position_after([*rain, "|-weather|RainDance|[upkeep]", "|upkeep", "|turn|3"], table).field.weather_turns == 4
     surge = [*lead, "|switch|p2a: Pincurchin|Pincurchin, L97, F|100/100",
              "|-fieldstart|move: Electric Terrain|[from] ability: Electric Surge|[of] p2a: Pincurchin", "|turn|2"]
-    field = state_of(surge, table).field
+    field = position_after(surge, table).field
     assert (field.terrain, field.terrain_turns) == ("electricterrain", 5)
 
 
@@ -473,26 +472,26 @@ def test_a_recharge_served_a_move_lock_and_a_truant_turn_reach_the_engine_as_the
 
     beam = ["|switch|p2a: Snorlax|Snorlax, L84, M|100/100", "|turn|1", "|move|p2a: Snorlax|Giga Impact|p1a: Pikachu",
             "|-damage|p1a: Pikachu|50/200", "|-mustrecharge|p2a: Snorlax", "|upkeep", "|turn|2"]
-    assert "mustrecharge" in state_of(beam, table).side_two.volatiles
+    assert "mustrecharge" in position_after(beam, table).side_two.volatiles
     served = [*beam, "|cant|p2a: Snorlax|recharge", "|upkeep", "|turn|3"]  # poke-env keeps it until the next move
-    assert "mustrecharge" not in state_of(served, table).side_two.volatiles
+    assert "mustrecharge" not in position_after(served, table).side_two.volatiles
 
     rage = ["|switch|p2a: Dragonite|Dragonite, L74, F|100/100", "|turn|1", "|move|p2a: Dragonite|Outrage|p1a: Pikachu",
             "|-damage|p1a: Pikachu|100/200", "|upkeep", "|turn|2"]
-    locked = state_of(rage, table)
+    locked = position_after(rage, table)
     assert "lockedmove" in locked.side_two.volatiles and locked.side_two.volatile_turns["lockedmove"] == 2
     assert build_state(locked).side_two.volatile_status_durations.lockedmove == 1  # one use of three so far
     again = [*rage, "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[from] lockedmove", "|-damage|p1a: Pikachu|20/200"]
-    assert state_of([*again, "|upkeep", "|turn|3"], table).side_two.volatile_turns["lockedmove"] == 1  # its third
+    assert position_after([*again, "|upkeep", "|turn|3"], table).side_two.volatile_turns["lockedmove"] == 1  # its third
     tired = [*again, "|-start|p2a: Dragonite|confusion|[fatigue]", "|upkeep", "|turn|3"]
     missed = [*rage[:3], "|move|p2a: Dragonite|Outrage|p1a: Pikachu|[miss]", "|-miss|p2a: Dragonite|p1a: Pikachu",
               "|upkeep", "|turn|2"]
-    assert "lockedmove" not in state_of(tired, table).side_two.volatiles | state_of(missed, table).side_two.volatiles
+    assert "lockedmove" not in position_after(tired, table).side_two.volatiles | position_after(missed, table).side_two.volatiles
 
     lazy = ["|switch|p2a: Slaking|Slaking, L83, F|100/100", "|turn|1", "|move|p2a: Slaking|Double-Edge|p1a: Pikachu",
             "|-damage|p1a: Pikachu|50/200", "|upkeep", "|turn|2"]
-    assert "truant" in state_of(lazy, table).side_two.volatiles
-    assert "truant" not in state_of([*lazy, "|cant|p2a: Slaking|ability: Truant", "|upkeep", "|turn|3"],
+    assert "truant" in position_after(lazy, table).side_two.volatiles
+    assert "truant" not in position_after([*lazy, "|cant|p2a: Slaking|ability: Truant", "|upkeep", "|turn|3"],
                                     table).side_two.volatiles
 
 
@@ -502,19 +501,19 @@ def test_bad_poison_a_busted_disguise_and_an_encore_after_its_target_moved_are_r
 
     orb = ["|switch|p2a: Ursaring|Ursaring, L85, F|100/100", "|turn|1", "|move|p1a: Pikachu|Thunderbolt|p2a: Ursaring",
            "|-damage|p2a: Ursaring|80/100", "|-status|p2a: Ursaring|tox|[from] item: Toxic Orb", "|upkeep", "|turn|2"]
-    assert state_of(orb, table).side_two.toxic_count == 0  # poisoned after the turn's poison damage: none yet
+    assert position_after(orb, table).side_two.toxic_count == 0  # poisoned after the turn's poison damage: none yet
     hurt = [*orb, "|-damage|p2a: Ursaring|74/100 tox|[from] psn", "|upkeep", "|turn|3"]
-    assert state_of(hurt, table).side_two.toxic_count == 1
+    assert position_after(hurt, table).side_two.toxic_count == 1
 
     disguise = ["|switch|p2a: Mimikyu|Mimikyu, L78, F|100/100", "|turn|1",
                 "|move|p1a: Pikachu|Thunderbolt|p2a: Mimikyu", "|-activate|p2a: Mimikyu|ability: Disguise",
                 "|-damage|p2a: Mimikyu|88/100", "|detailschange|p2a: Mimikyu|Mimikyu-Busted, L78, F", "|upkeep",
                 "|turn|2"]
-    busted = state_of(disguise, table)
+    busted = position_after(disguise, table)
     assert busted.side_two.mons[0].species == "mimikyubusted"
     assert str(build_state(busted).side_two.pokemon[0].id).lower() == "mimikyubusted"
 
     encore = ["|switch|p2a: Clefable|Clefable, L83, F|100/100", "|turn|1",
               "|move|p1a: Pikachu|Thunderbolt|p2a: Clefable", "|-damage|p2a: Clefable|80/100",
               "|move|p2a: Clefable|Encore|p1a: Pikachu", "|-start|p1a: Pikachu|Encore", "|upkeep", "|turn|2"]
-    assert state_of(encore, table).side_one.volatile_turns["encore"] == 3  # 4 turns: its target had moved
+    assert position_after(encore, table).side_one.volatile_turns["encore"] == 3  # 4 turns: its target had moved

@@ -17,20 +17,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pokebench.engine.evidence import team_key
+from pokebench.engine.speed import to_id
 
 #: Moves that lock their user in for two or three turns, then confuse it (``-start|…|confusion|[fatigue]``).
 LOCKING_MOVES = frozenset({"outrage", "petaldance", "thrash", "ragingfury"})
-#: A locking move's turns as the engine plays it (it does not draw two or three: it assumes three).
-LOCKED_TURNS = 3
 #: Showdown's turns of Taunt and Encore, one more when they came after their target had moved that turn.
 TIMED_TURNS = {"taunt": 3, "encore": 3}
-_TIMED_NAMES = {"move: Taunt": "taunt", "Taunt": "taunt", "Encore": "encore", "move: Encore": "encore"}
-#: A lock ends when its move does not go through.
-_NOT_THROUGH = frozenset({"-miss", "-fail", "-immune", "cant"})
-
-
-def _id(text: str) -> str:
-    return "".join(c for c in text.lower() if c.isalnum())
+#: How Showdown's ``-start`` and ``-end`` lines name them.
+_TIMED_NAMES = {"move: Taunt": "taunt", "Encore": "encore"}
+#: A lock ends when its move does not go through (the line right after the move's).
+_NOT_THROUGH = frozenset({"-miss", "-fail", "-immune"})
 
 
 @dataclass
@@ -74,13 +70,12 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
             for timed in facts.timed.values():
                 for name in timed:
                     timed[name] -= 1
-        elif kind in ("switch", "drag"):
-            facts.formes[who] = _id(parts[3].split(",")[0])
-            _left(facts, who)
+        elif kind in ("switch", "drag", "detailschange", "-formechange"):  # a forme shown as it is now
+            facts.formes[who] = to_id(parts[3].split(",")[0])
+            if kind in ("switch", "drag"):
+                _left(facts, who)
         elif kind == "faint":
             _left(facts, who)
-        elif kind == "detailschange" or kind == "-formechange":
-            facts.formes[who] = _id(parts[3].split(",")[0])
         elif kind == "move":
             locking = _moved(facts, who, parts, turn)
             acted.add(who)
@@ -120,7 +115,7 @@ def _left(facts: LineFacts, who: str) -> None:
 
 def _moved(facts: LineFacts, who: str, parts: Sequence[str], turn: int) -> str:
     """A move line; the user's key when it is a locking move that may go on (else "")."""
-    move = _id(parts[3])
+    move = to_id(parts[3])
     sources = [p.removeprefix("[from]").strip() for p in parts[4:] if p.startswith("[from]")]
     called = any(source != "lockedmove" for source in sources)  # by Sleep Talk...
     if not called:

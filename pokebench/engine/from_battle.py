@@ -33,13 +33,13 @@ from poke_env.data.normalize import to_id_str
 from poke_env.stats import compute_raw_stats
 
 from pokebench.engine.errors import EngineError
-from pokebench.engine.battle_lines import LOCKED_TURNS, LineFacts, read_lines
+from pokebench.engine.battle_lines import LineFacts, read_lines
 from pokebench.engine.evidence import CHOICE_ITEMS
 from pokebench.engine.position import STATS, SWITCHED_IN, FieldSpec, MonSpec, MoveSlot, Position, SideSpec
 from pokebench.engine.inference import EVIDENCE, SetBelief
 from pokebench.engine.sets import RandomSet, Revealed, SetTable
 from pokebench.engine.names import knows
-from pokebench.engine.state import MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
+from pokebench.engine.state import COUNTED_UP, MAX_MOVES, MAX_MONS, MAX_SLEEP_TURNS, representable
 from pokebench.engine.team_rules import Member
 
 #: Random battles' EVs and IVs for a set the generator does not say otherwise of.
@@ -190,16 +190,15 @@ def _volatiles(mon: Pokemon | None, key: str, facts: LineFacts) -> set[str]:
     return found
 
 
-def _volatile_turns(mon: Pokemon | None, key: str, facts: LineFacts) -> dict[str, int]:
+def _volatile_turns(volatiles: set[str], key: str, facts: LineFacts) -> dict[str, int]:
     """Turns left, as Showdown counts them, of the active's timed volatiles the engine keeps: Taunt and Encore from
-    the lines (3 ends of turn, 4 when they came after their target moved), a move lock's of its three turns,
-    Yawn's sleep at this end of turn (a Yawn still pending at a decision has one end of turn left)."""
-    if mon is None:
-        return {}
+    the lines (3 ends of turn, 4 when they came after their target moved), a move lock's of the three turns the
+    engine plays it for, Yawn's sleep at this end of turn (a Yawn still pending at a decision has one end of turn
+    left)."""
     turns = {name: left for name, left in facts.timed.get(key, {}).items() if left > 0}
-    if key in facts.locked:
-        turns["lockedmove"] = max(1, LOCKED_TURNS - facts.locked[key])
-    if any(effect.name == "YAWN" for effect in mon.effects):
+    if "lockedmove" in volatiles:
+        turns["lockedmove"] = max(1, COUNTED_UP["lockedmove"] - facts.locked.get(key, 0))
+    if "yawn" in volatiles:
         turns["yawn"] = 1
     return turns
 
@@ -237,7 +236,7 @@ def _side(battle: AbstractBattle, facts: LineFacts, keyed: list[tuple[str, Pokem
     volatiles = _volatiles(active, key, facts)
     return SideSpec(
         mons=mons, active=index, boosts={k: v for k, v in (active.boosts if active else {}).items() if v},
-        volatiles=volatiles, volatile_turns=_volatile_turns(active, key, facts),
+        volatiles=volatiles, volatile_turns=_volatile_turns(volatiles, key, facts),
         conditions=_conditions(conditions, battle.turn),
         substitute_hp=mon.max_hp // 4 if "substitute" in volatiles else 0,
         toxic_count=facts.toxic_stage.get(key, 0) if mon.status == "tox" else 0, force_switch=force_switch,
