@@ -29,10 +29,13 @@ def plain_every() -> float:
 class PlainLines(tqdm):
     """tqdm for a file or a pipe: each display a line of its own ending in a newline (no carriage returns, no
     bar drawn in characters; tqdm's figures as on a terminal), at most one every `every` seconds, and the last
-    one when it closes."""
+    one when it closes. The rate is this start's mean (tqdm's smoothing off): tqdm smooths over the items between
+    its own update lines, and lines written at a redraw are not among them, so a smoothed rate counted the items
+    of many lines over the time since the last one."""
 
     def __init__(self, *args: Any, every: float, **kwargs: Any) -> None:
-        super().__init__(*args, mininterval=every, miniters=1, leave=False, dynamic_ncols=False, ncols=None,
+        super().__init__(*args, mininterval=every, miniters=1, smoothing=0, leave=False, dynamic_ncols=False,
+                         ncols=None,
                          bar_format="{desc}: {percentage:3.0f}% | {n_fmt}/{total_fmt} [{elapsed}<{remaining}, "
                                     "{rate_fmt}{postfix}]", **kwargs)
 
