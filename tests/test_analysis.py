@@ -204,7 +204,7 @@ def test_a_player_searching_with_the_analysis_engine_is_flagged_beside_its_decis
     leaderboard's decision-quality row carries the flag with the reason; Random's does not (no name matching)."""
     overrides, server_env = on_server(showdown)
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR), **server_env)
-    done = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-search", "~players.search",
+    done = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-search", "~players.search-200ms",
                            "matchups=[[search-1k,random]]", "pairs=1", "players.search-1k.iterations=100",
                            "players.search-1k.samples=1", "publish=false", "name=own-engine", *overrides],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)

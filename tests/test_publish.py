@@ -242,6 +242,24 @@ def test_merging_runs_keeps_uids_unique_and_stable(tmp_path: Path) -> None:
     assert set(pd.read_csv(out / "ratings.csv")["player"]) == {*BOTS, "llm-a"}
 
 
+def test_runs_that_give_one_name_to_two_players_are_not_published_together(tmp_path: Path) -> None:
+    """bots-calibration's `search` (2,000 iterations) and bots-search's (200 ms) were once rated as one player."""
+    runs = tmp_path / "runs"
+    make_run(runs, "a", players=BOTS, pairs=1)
+    make_run(runs, "b", players=BOTS, pairs=1)
+    with RunStore(runs / "b" / "store.sqlite") as store:
+        row = store.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        fingerprint = json.loads(row[0])
+        fingerprint["players"]["max-damage"]["epsilon"] = 0.1
+        store.db.execute("UPDATE meta SET value = ? WHERE key = 'fingerprint'", (json.dumps(fingerprint),))
+        store.db.commit()
+    with pytest.raises(PublishError, match=r"player 'max-damage' has other settings in run 'b' than in run 'a' "
+                                           r"\(epsilon: None in 'a', 0.1 in 'b'\).*Publish the runs apart"):
+        publish(["a", "b"], tmp_path / "both", runs_dir=runs, n_bootstrap=0)
+    for name in ("a", "b"):  # each alone is one player under each name
+        assert (publish([name], tmp_path / name, runs_dir=runs, n_bootstrap=0) / "ratings.csv").is_file()
+
+
 def test_two_identical_bot_runs_merged_count_each_game_once(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     for name in ("first", "second"):  # deterministic bots, same seed text: the same games

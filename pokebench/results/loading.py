@@ -166,6 +166,27 @@ def _player_configs(store: RunStore) -> dict[str, dict[str, Any]]:
     return {str(k): scrub(v) for k, v in players.items() if isinstance(v, dict)} if isinstance(players, dict) else {}
 
 
+#: Config keys that may differ between runs published together under one player name: where a frozen player's
+#: learned state is read from (``trajectories``' K evaluations after learning are replicas of one player, each
+#: loading its own trajectory's state, and are published together on purpose).
+REPLICA_KEYS = frozenset({"load_from"})
+
+
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in REPLICA_KEYS}
+
+
+def _two_players_one_name(player: str, first: tuple[str, dict[str, Any]], second: tuple[str, dict[str, Any]]) -> str:
+    """Why two runs that give one player name different settings cannot be published together, and what to do."""
+    (run_a, a), (run_b, b) = first, second
+    keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k) and k not in REPLICA_KEYS)
+    shown = "; ".join(f"{k}: {a.get(k)!r} in {run_a!r}, {b.get(k)!r} in {run_b!r}" for k in keys[:4])
+    return (f"player {player!r} has other settings in run {run_b!r} than in run {run_a!r} ({shown}"
+            f"{'; ...' if len(keys) > 4 else ''}): published together their games would be rated as one player's. "
+            f"Publish the runs apart, or play one of them with the player under a name of its own "
+            f"(e.g. `+player@players.{player}-2=...` in its run file or on its command line).")
+
+
 def partial_reasons(store_files: Sequence[str], games: pd.DataFrame, errors: pd.DataFrame,
                     sequential: bool = False) -> list[str]:
     """Why a run looks unfinished, from what its stores hold (they do not record the planned count).
@@ -225,12 +246,16 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
     duplicates = 0
     by_uid: dict[str, dict[str, Any]] = {}
     configs: dict[str, dict[str, Any]] = {}
+    config_run: dict[str, str] = {}  # player -> the run its config came from
     try:
         for name, key, store in opened:
             info = per_run[name]
             info["stores"].append(Path(store.path).name)
             for player, config in _player_configs(store).items():
-                configs.setdefault(player, config)
+                if _settings(configs.setdefault(player, config)) != _settings(config):
+                    raise PublishError(_two_players_one_name(player, (config_run[player], configs[player]),
+                                                             (name, config)))
+                config_run.setdefault(player, name)
             errs = store.harness_errors()
             info["errors"].append(errs)
             all_errors.append(errs.assign(store=key)[["store", *errs.columns]])
