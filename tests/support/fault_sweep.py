@@ -107,9 +107,9 @@ class Sweep:
         player = next((p for p in self.players if p.ps_client is client), None)
         if player is not None and not getattr(player, "sweep_saw_challstr", False):
             self.at("rename", player)
-        if self.drop_next_login:
+        if self.drop_next_login:  # any player's client: the one that logs in first after a restart need not be faulty
             self.drop_next_login = False
-            self._drop(player)
+            self._drop(client)
 
     # ---- what -----------------------------------------------------------------------------------
     def _server_pid(self) -> int:
@@ -139,7 +139,7 @@ class Sweep:
             if target is None:  # no player is connected now (the server restarts): the next one to log in
                 self.drop_next_login = True
             else:
-                self._drop(target)
+                self._drop(target.ps_client)
         else:
             assert self.api is not None
             self.api.policy = _spoiled(self, hang_up=self.fault == "llm-closes")  # `struck` says each one spoiled
@@ -160,10 +160,10 @@ class Sweep:
                 return
             time.sleep(0.02)
 
-    def _drop(self, player: Any) -> None:
-        transport = player.ps_client.websocket.transport
+    def _drop(self, client: Any) -> None:
+        transport = client.websocket.transport
         POKE_LOOP.call_soon_threadsafe(transport.abort)  # a TCP reset, no close frame
-        self.struck.append(f"the websocket of {player.username} dropped")
+        self.struck.append(f"the websocket of {client.username} dropped")
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
