@@ -178,8 +178,9 @@ def _settings(config: dict[str, Any]) -> dict[str, Any]:
 
 def _two_players_one_name(player: str, first: tuple[str, dict[str, Any]], second: tuple[str, dict[str, Any]]) -> str:
     """Why two runs that give one player name different settings cannot be published together, and what to do."""
-    (run_a, a), (run_b, b) = first, second
-    keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k) and k not in REPLICA_KEYS)
+    (run_a, config_a), (run_b, config_b) = first, second
+    a, b = _settings(config_a), _settings(config_b)
+    keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     shown = "; ".join(f"{k}: {a.get(k)!r} in {run_a!r}, {b.get(k)!r} in {run_b!r}" for k in keys[:4])
     return (f"player {player!r} has other settings in run {run_b!r} than in run {run_a!r} ({shown}"
             f"{'; ...' if len(keys) > 4 else ''}): published together their games would be rated as one player's. "
@@ -245,17 +246,15 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
     all_errors = []
     duplicates = 0
     by_uid: dict[str, dict[str, Any]] = {}
-    configs: dict[str, dict[str, Any]] = {}
-    config_run: dict[str, str] = {}  # player -> the run its config came from
+    first_config: dict[str, tuple[str, dict[str, Any]]] = {}  # player -> (the first run that has it, its config)
     try:
         for name, key, store in opened:
             info = per_run[name]
             info["stores"].append(Path(store.path).name)
             for player, config in _player_configs(store).items():
-                if _settings(configs.setdefault(player, config)) != _settings(config):
-                    raise PublishError(_two_players_one_name(player, (config_run[player], configs[player]),
-                                                             (name, config)))
-                config_run.setdefault(player, name)
+                earlier = first_config.setdefault(player, (name, config))
+                if _settings(earlier[1]) != _settings(config):
+                    raise PublishError(_two_players_one_name(player, earlier, (name, config)))
             errs = store.harness_errors()
             info["errors"].append(errs)
             all_errors.append(errs.assign(store=key)[["store", *errs.columns]])
@@ -317,7 +316,7 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
         names=names, games=games, decisions=pd.DataFrame(decisions, columns=columns(DecisionRow)),
         errors=pd.concat(all_errors, ignore_index=True) if all_errors else pd.DataFrame(),
         runs=runs, players=players, duplicates_merged=duplicates, run_dirs=[runs_dir / n for n in names],
-        configs=configs,
+        configs={player: config for player, (_, config) in first_config.items()},
         _sources=sources,
         _stores={key: store for _, key, store in opened})
 
