@@ -141,6 +141,8 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs":
         BENCH + "; it plays 1,600 bot games and fits value functions on them (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --held-out": BENCH,
+    ".venv/bin/python benchmarks/luck_foresight.py --runs-dir /tmp/pb-luck/runs":
+        BENCH + "; it plays 800 bot games and searches every outcome of their turns (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --players": BENCH,
     ".venv/bin/pip install -e '.[ray]'": RAY,
     "export RAY_AUTH_MODE=token": RAY,
