@@ -13,7 +13,7 @@ A turn here is a move turn: both sides' choices at its start, from the full-info
 (the input log replayed in the pinned simulator, side one = p1). The outcomes are poke-engine's
 (``generate_instructions``: hits, misses, critical hits, secondary effects, speed ties, sleep and
 confusion turns, with their probabilities), each crossed with the sixteen damage rolls of the first
-hit each side takes (:func:`_hits`), which the engine does not branch on. *What happened* is the
+hit each side takes (:func:`_hits`): the engine branches on a roll only where it decides a knock-out. *What happened* is the
 (outcome, rolls) nearest the next real position (HP and status of every Pokémon, the active ones
 and their boosts): it is valued by the same V as the other outcomes, on the engine's own footing.
 Everything that is approximated is listed in :data:`APPROXIMATIONS`.
@@ -59,10 +59,12 @@ APPROXIMATIONS: dict[str, str] = {
     "(value.py), fitted on bot games of their own seeds; no item, ability, move or type matchup enters it",
     "chance model": "poke-engine 0.0.48's outcomes and probabilities (generate_instructions); where the engine's "
     "mechanics differ from Showdown's, the probabilities do too",
-    "damage rolls": "the engine does not branch on them: the first hit each side takes in an outcome is given the "
-    "sixteen rolls (85-100 % of the engine's damage, which is taken as the mean roll), the target's HP alone "
-    "changing (what a different roll changes later in the turn is not followed); a hit that knocks out at the "
-    "engine's damage keeps it (a lower roll that would have left the target standing is not valued)",
+    "damage rolls": "the engine branches on them only where a roll decides a knock-out (the knocking-out rolls with "
+    "a critical hit as one outcome, the surviving rolls at their mean as another), else takes the mean roll: the "
+    "first hit each side takes in an outcome is given the sixteen rolls (85-100 % of the engine's damage, taken "
+    "as the mean roll), the target's HP alone changing (what a different roll changes later in the turn is not "
+    "followed); a hit that knocks out keeps its knock-out; in the surviving outcome the spread can reach 0 HP, a "
+    "knock-out that outcome excludes (clipping it at 1 HP removed no variance: docs/analysis.md)",
     "multi-hit moves": "the engine's hit count; only the first hit has rolls",
     "pivot turns (U-turn, Volt Switch, Flip Turn...)": "the turn is valued up to the pivot's switch (the next real "
     "position); the chance of the rest of the turn (the other side's move after the switch) is not measured",
