@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +71,19 @@ def test_a_turns_luck_weighs_to_zero_over_its_outcomes_and_rolls(games) -> None:
             checked += 1
             with_chance += len(pairs) > 1
     assert checked >= 20 and with_chance >= 10, (checked, with_chance)
+
+
+def test_a_turn_spent_recharging_is_valued_with_the_other_sides_chance(games) -> None:
+    """Showdown records a turn spent recharging (after Hyper Beam, Giga Impact...) as ``move recharge``; the luck
+    values it as the engine's no-action, so the other side's move still has its outcomes, weighing to zero."""
+    valued = 0
+    for game in games:
+        for move_turn in list(move_turns(game))[:4]:
+            recharging = replace(move_turn, first=replace(move_turn.first, choice="move recharge"))
+            luck, pairs = _luck_of(recharging)
+            assert sum(p * x for p, x in pairs) == pytest.approx(0.0, abs=1e-9)
+            valued += len(pairs) > 1
+    assert valued >= 3, valued
 
 
 def test_the_rows_a_value_is_fitted_on_give_the_turns_luck(games) -> None:

@@ -69,6 +69,8 @@ APPROXIMATIONS: dict[str, str] = {
     "pivot turns (U-turn, Volt Switch, Flip Turn...)": "the turn is valued up to the pivot's switch (the next real "
     "position); the chance of the rest of the turn (the other side's move after the switch) is not measured",
     "forced switches": "no chance of their own: not turns of the luck",
+    "recharge and Struggle": "a turn spent recharging is the engine's 'none' (no action); a turn of Struggle, which "
+    "the engine has no move for, is not valued (its error in luck_turns.csv)",
     "what happened": "the engine outcome and rolls nearest the next real position (which Pokémon are knocked out "
     "first, then HP fraction and status of every Pokémon, the active Pokémon and their boosts); a draw the engine did "
     "not list counts as its nearest one",
@@ -329,7 +331,10 @@ def _choice(decision: Decision) -> str:
 
 def _engine_choice(choice: str, side: dict[str, Any]) -> str:
     """A choice (``move ID [terastallize]``, ``switch N``, or a bot's ``switch NAME``) as ``generate_instructions``
-    takes it (a switch: the species alone)."""
+    takes it (a switch: the species alone; a turn spent recharging after Hyper Beam and the like, which Showdown
+    records as ``move recharge``: the engine's ``none``, no action, so that the other side's chance is measured)."""
+    if choice.split()[:2] == ["move", "recharge"]:
+        return "none"
     return engine_action(choice, side).removeprefix("switch ")
 
 

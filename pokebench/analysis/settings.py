@@ -14,8 +14,9 @@ __all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "eng
 ANALYSIS_VERSION = 3
 #: Bumped when what the luck of a turn is changes (pokebench/analysis/luck.py): older cached luck is not reused.
 #: 3: the action luck of bots that record their policy; 4: full-information states keep a fainted Pokémon's
-#: Terastallization spent and give Taunt, Encore and a lock the engine's counts.
-LUCK_VERSION = 4
+#: Terastallization spent and give Taunt, Encore and a lock the engine's counts; 5: a turn spent recharging is valued
+#: (the recharging side takes no action).
+LUCK_VERSION = 5
 #: The weight of the action term in a turn's luck (pokebench/analysis/luck.py): any fixed weight keeps the adjusted
 #: score unbiased; this one is the least-variance weight on bot games of the fit's own seeds
 #: (``benchmarks/luck_validation.py --seed-text pokebench-luck-fit``), checked on held-out seeds (docs/analysis.md):
