@@ -11,7 +11,9 @@ scores every decision with ``pokebench analyse``, publishes, and prints:
     them as the whole run's Elo does, from n games drawn with replacement: the score of n games between
     them (win/loss); the mean regret of each player's decisions in those same n games; and the mean
     regret of each player in n of its games against any opponent (decision quality needs no common
-    games) — and the smallest n that orders them correctly 95% of the time. Neighbours whose Elo gap is
+    games); where the run's luck was analysed (``pokebench analyse`` does both), the luck-adjusted score of
+    the same n games (docs/analysis.md, "Luck") — and the smallest n that orders them correctly 95% of the
+    time. Neighbours whose Elo gap is
     within the noise have no reliable "correct" order: read their rows with their gap.
 
 Usage::
@@ -35,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from pokebench.analysis.luck_rows import read_luck
 from pokebench.analysis.quality import bootstrap_means, read_quality
 from pokebench.analysis.settings import Settings
 from pokebench.paths import RUNS_DIR
@@ -98,8 +101,11 @@ def _score_of(games: pd.DataFrame, player: str) -> np.ndarray:
     return np.where(games["winner"] == "tie", 0.5, (games["winner"] == side).astype(float))
 
 
-def sample_efficiency(games: pd.DataFrame, quality: pd.DataFrame, anchor: str, resamples: int, seed: int) -> None:
-    """(b): games needed by each measure to order two Elo neighbours correctly 95% of the time."""
+def sample_efficiency(games: pd.DataFrame, quality: pd.DataFrame, adjusted_p1: pd.Series, anchor: str,
+                      resamples: int, seed: int) -> None:
+    """(b): games needed by each measure to order two Elo neighbours correctly 95% of the time; `adjusted_p1`
+    (side one's luck-adjusted score by uid; empty: the luck was not analysed) gives the adjusted score's column,
+    a game without one counting its score."""
     elo = _elo(games, anchor).sort_values()
     rng = np.random.default_rng(seed)
     scored = quality[(quality["options"] > 1) & quality["regret"].notna()]
@@ -111,6 +117,8 @@ def sample_efficiency(games: pd.DataFrame, quality: pd.DataFrame, anchor: str, r
         if between.empty:
             continue
         score = _score_of(between, stronger)
+        adjusted = between["uid"].map(adjusted_p1).to_numpy(float)
+        adjusted = np.where(np.isnan(adjusted), score, np.where(between["p1"] == stronger, adjusted, 1 - adjusted))
         regret = np.zeros((len(between), 2, 2))  # game, player (weaker, stronger), (sum, count)
         for i, uid in enumerate(between["uid"]):
             for j, player in enumerate((weaker, stronger)):
@@ -129,14 +137,17 @@ def sample_efficiency(games: pd.DataFrame, quality: pd.DataFrame, anchor: str, r
             means = totals[..., 0] / np.maximum(totals[..., 1], 1)
             by_regret = np.mean(np.where(means[:, 1] == means[:, 0], 0.5, means[:, 1] < means[:, 0]))
             row[f"wl@{n}"], row[f"rg@{n}"] = round(float(win_loss), 3), round(float(by_regret), 3)
-        for measure in ("wl", "rg", "ra"):
+            if not adjusted_p1.empty:
+                row[f"aj@{n}"] = round(float(np.mean(adjusted[picks].mean(axis=1) > 0.5)), 3)
+        for measure in ("wl", "rg", "ra") + (() if adjusted_p1.empty else ("aj",)):
             enough = [n for n in GAME_COUNTS if float(row[f"{measure}@{n}"]) >= 0.95]  # type: ignore[arg-type]
             row[f"{measure}_games_95"] = enough[0] if enough else f">{GAME_COUNTS[-1]}"
         rows.append(row)
     table = pd.DataFrame(rows)
     print("\n(b) Share of resamples ordering the neighbours as the run's Elo does, from n games "
           "(wl: the score of n games between them; rg: each player's mean regret in those same n games; "
-          "ra: each player's mean regret in n of its games against any opponent of the ladder)")
+          "ra: each player's mean regret in n of its games against any opponent of the ladder; "
+          "aj: the luck-adjusted score of the same n games as wl)")
     with pd.option_context("display.width", 250, "display.max_columns", 100):
         print(table.to_string(index=False))
 
@@ -167,8 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     for column in ("options", "regret", "regret_full"):
         quality[column] = pd.to_numeric(quality[column])
     print(f"\n{len(games)} games, {len(quality)} decisions ({int((quality['options'] > 1).sum())} with a choice)")
+    luck, _ = read_luck([REPO / RUNS_DIR / options.run], games)
+    print(f"luck analysed for {len(luck)} of the games")
     ordering(games, quality, options.anchor, min(options.resamples, 300), seed=0)
-    sample_efficiency(games, quality, options.anchor, options.resamples, seed=0)
+    sample_efficiency(games, quality, luck.set_index("uid")["adjusted_p1"], options.anchor, options.resamples, seed=0)
     return 0
 
 
