@@ -15,7 +15,8 @@ measures the luck of every game not yet in the run's luck cache (in `--workers` 
    their ratio with a bootstrap interval over pairs, and with the start-of-game term (V at turn 1 − ½) also
    subtracted; games for a ±50 Elo interval (95 %) at the matchup's score, raw and adjusted, and games for the
    pair's mean score to be on the right side of ½ 95 % of the time (normal approximation); the share of the
-   luck from the damage rolls; corr(score, luck);
+   luck from the damage rolls; corr(score, luck); and, measured but not shipped, the ratio with a cross-fitted
+   weight on the luck per matchup (cov(raw, luck) / var(luck) of the matchup's other pairs);
 3. *cost*: CPU seconds per turn of the luck (the analysis's workers), the run-to-run spread (the luck is a
    fixed function of the game: recomputed, it must be identical).
 """
@@ -116,6 +117,44 @@ def efficiency(pairs: pd.DataFrame) -> None:
               f"{games_for(var_raw, score):7.0f} / {games_for(var_adj, score):6.0f}"
               + ("" if name.startswith("pooled") else
                  f"  {games_to_order(var_raw, score):11.0f} / {games_to_order(var_adj, score):5.0f}"))
+
+
+def leave_one_out_weight(luck: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Per pair: the least-variance weight of the luck, cov(raw, luck) / var(luck), from the *other* pairs of the
+    matchup, clipped to [0, 1.5]. It does not depend on the pair's own games, so score − weight × luck keeps the
+    score's expectation (a cross-fitted control variate)."""
+    others = len(luck) - 1
+    mean_luck, mean_raw = (luck.sum() - luck) / others, (raw.sum() - raw) / others
+    cov = ((luck * raw).sum() - luck * raw) / others - mean_luck * mean_raw
+    var = ((luck * luck).sum() - luck * luck) / others - mean_luck ** 2
+    return np.clip(cov / np.maximum(var, 1e-12), 0.0, 1.5)
+
+
+def cross_fitted(pairs: pd.DataFrame) -> None:
+    """Not shipped, measured: the luck times a per-matchup weight from the other pairs (:func:`leave_one_out_weight`)
+    instead of the fixed 1, which lets a matchup where the luck adds variance (a lopsided one) take little of it."""
+    frames = []
+    for _, group in pairs.groupby("matchup"):
+        luck = (group["raw"] - group["adjusted"]).to_numpy()
+        weight = leave_one_out_weight(luck, group["raw"].to_numpy())
+        frames.append(group.assign(weight=weight, cross_fitted=group["raw"] - weight * luck))
+    fitted = pd.concat(frames)
+    print("\ncross-fitted weight (not shipped): per matchup, the luck times cov(raw, luck) / var(luck) of the other "
+          "pairs, in [0, 1.5]")
+    print(f"  {'matchup':26s} mean weight  ratio fixed  ratio cross-fitted  adjusted − raw")
+    for name, group in fitted.groupby("matchup"):
+        raw = group["raw"].var(ddof=1)
+        fixed = raw / group["adjusted"].var(ddof=1) if group["adjusted"].var(ddof=1) > 0 else float("nan")
+        cross = raw / group["cross_fitted"].var(ddof=1) if group["cross_fitted"].var(ddof=1) > 0 else float("nan")
+        print(f"  {name:26s} {group['weight'].mean():11.2f}  {fixed:11.2f}  {cross:18.2f}  "
+              f"{mean_interval((group['cross_fitted'] - group['raw']).to_numpy())}")
+    columns = ["raw", "adjusted", "cross_fitted"]
+    centred = fitted[columns] - fitted.groupby("matchup")[columns].transform("mean")
+    raw = centred["raw"].to_numpy()
+    rng = np.random.default_rng(0)
+    for column in ("adjusted", "cross_fitted"):
+        lo, hi = ratio_interval(raw, centred[column].to_numpy(), rng)
+        print(f"  pooled, {column:12s}: ratio {raw.var(ddof=1) / centred[column].var(ddof=1):.3f} [{lo:.2f}, {hi:.2f}]")
 
 
 def action_weight(games: pd.DataFrame, luck: pd.DataFrame) -> None:
@@ -278,6 +317,7 @@ def main() -> None:
     pairs = pair_frame(games, luck)
     unbiased(games, luck, pairs, turns)
     efficiency(pairs)
+    cross_fitted(pairs)
     action_weight(games, luck)
 
 

@@ -141,6 +141,11 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs":
         BENCH + "; it plays 1,600 bot games and fits value functions on them (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --held-out": BENCH,
+    ".venv/bin/python benchmarks/luck_validation.py --runs-dir /tmp/pb-luck/runs --run luck-ladder --matchups all "
+    "--pairs 40 --seed-text pokebench-luck-ladder": BENCH + "; it plays 2,240 bot games and values their luck (minutes)",
+    "ln -s /tmp/pb-luck/runs/luck-ladder runs/luck-ladder": BENCH + "; the run the next command reads",
+    ".venv/bin/python benchmarks/decision_quality_validity.py --run luck-ladder --skip-play":
+        BENCH + "; it searches 106,693 decisions (20 minutes)",
     ".venv/bin/python benchmarks/luck_foresight.py --runs-dir /tmp/pb-luck/runs":
         BENCH + "; it plays 800 bot games and searches every outcome of their turns (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --players": BENCH,
