@@ -40,12 +40,12 @@ import numpy as np
 import pandas as pd
 import poke_engine
 
-from luck_validation import play, ratio_interval  # benchmarks/: the script's folder, on sys.path
+from luck_validation import pair_frame, play, ratio_interval, stored  # benchmarks/: the script's folder, on sys.path
 from pokebench.analysis.luck import move_turns, turn_outcomes
+from pokebench.analysis.luck_rows import side_one_score
 from pokebench.analysis.value import Snapshot, ValueModel, load_value_model
 from pokebench.engine.errors import EngineError, hold_panic_output
 from pokebench.engine.from_showdown import game_positions
-from pokebench.results.loading import load_runs
 
 FIT_SEEDS = "pokebench-luck-fit"
 SCALES = (0.002, 0.005, 0.01, 0.02, 0.04)  # c of σ(c · the engine's score); its scores' middle 90 %: about ±270
@@ -70,8 +70,9 @@ def foresight(state: poke_engine.State, model: ValueModel) -> dict[str, float]:
     out: dict[str, float] = {"em": np.nan, "finished": np.nan, "deep": 1.0}
     position = state
     for step in range(max(STEPS) + 1):
-        over = float(Snapshot.of(position).finished()[0])
-        value = over if not np.isnan(over) else model(position)
+        snapshot = Snapshot.of(position)
+        over = float(snapshot.finished()[0])
+        value = over if not np.isnan(over) else float(model.of_snapshot(snapshot)[0])
         if step == 0:
             out["finished"] = over
         if step in STEPS:
@@ -133,7 +134,7 @@ def _outcome_value(turn: dict[str, Any], variant: str) -> np.ndarray:
     return ahead[variant].to_numpy()
 
 
-def game_luck(turns: list[dict[str, Any]], variant: str, share: float) -> float:
+def chance_luck(turns: list[dict[str, Any]], variant: str, share: float) -> float:
     """Side one's chance luck over a game's turns: the outcome part `share` by `variant` and the rest by the
     shipped V, the roll part by the shipped V."""
     luck = 0.0
@@ -155,9 +156,9 @@ def main() -> None:
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     if not (args.runs_dir / args.run / "store.sqlite").exists():
         play(args.runs_dir, args.run, args.pairs, seed_text=FIT_SEEDS)
-    with load_runs([args.run], args.runs_dir) as data:
-        games = data.games[data.games["pair"] <= args.pairs].sort_values(["matchup", "pair", "game"])
-        logs = [(str(uid), list(data.record(str(uid))["input_log"])) for uid in games["uid"]]
+    games, by_uid = stored(args.runs_dir, args.run)
+    games = games[games["pair"] <= args.pairs].sort_values(["matchup", "pair", "game"])
+    logs = [(str(uid), by_uid[str(uid)][0]) for uid in games["uid"]]
     wall = time.monotonic()
     per_game: dict[str, list[dict[str, Any]]] = {}
     cpu, turns = 0.0, 0
@@ -170,22 +171,21 @@ def main() -> None:
     shallow = sum(int((t["ahead"]["deep"] < 1).any()) for rows in per_game.values() for t in rows)
     print(f"turns with a search deeper than one turn after {_TRIES} tries: {shallow}")
 
-    games = games[games["uid"].astype(str).isin(per_game)].copy()
-    first = games["matchup"].str.split("-vs-").str[0]
-    sign = np.where(games["p1"] == first, 1.0, -1.0)
-    score_p1 = np.where(games["winner"] == "p1", 1.0, np.where(games["winner"] == "p2", 0.0, 0.5))
-    games["raw"] = np.where(sign > 0, score_p1, 1 - score_p1)
+    games = games[games["uid"].astype(str).isin(per_game)].reset_index(drop=True)
+    score_p1 = games["winner"].map(side_one_score)
     variants = [("shipped", "shipped", 1.0)] + [
         (f"{label}{'' if share == 1 else ' ½ + shipped ½'}", variant, share)
         for variant, label in [*((f"em:{c}", f"expectiminimax, c = {c}") for c in SCALES),
                                *((f"k{k}", f"rollout, {k} turns") for k in STEPS)]
         for share in (1.0, 0.5)]
-    for label, variant, share in variants:
-        luck = np.array([game_luck(per_game[str(uid)], variant, share) for uid in games["uid"]])
-        games[label] = games["raw"] - sign * luck
-    columns = ["raw", *(label for label, _, _ in variants)]
-    complete = games.groupby(["matchup", "pair"])["uid"].transform("size") == 2
-    pairs = games[complete].groupby(["matchup", "pair"], as_index=False)[columns].mean()
+    by_variant = {}
+    for label, variant, share in variants:  # each variant's luck as luck.csv's rows, paired as luck_validation pairs
+        luck_p1 = np.array([chance_luck(per_game[str(uid)], variant, share) for uid in games["uid"]])
+        pairs = pair_frame(games, pd.DataFrame({"uid": games["uid"], "score_p1": score_p1, "luck_p1": luck_p1,
+                                                "adjusted_p1": score_p1 - luck_p1, "start_p1": 0.0}))
+        by_variant[label] = pairs["adjusted"]
+    pairs = pairs[["matchup", "pair", "raw"]].assign(**by_variant)
+    columns = ["raw", *by_variant]
     centred = pairs[columns] - pairs.groupby("matchup")[columns].transform("mean")
     rng = np.random.default_rng(0)
     matchups = sorted(pairs["matchup"].unique())

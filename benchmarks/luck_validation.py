@@ -143,9 +143,8 @@ def cross_fitted(pairs: pd.DataFrame) -> None:
           "pairs, in [0, 1.5]")
     print(f"  {'matchup':26s} mean weight  ratio fixed  ratio cross-fitted  adjusted − raw")
     for name, group in fitted.groupby("matchup"):
-        raw = group["raw"].var(ddof=1)
-        fixed = raw / group["adjusted"].var(ddof=1) if group["adjusted"].var(ddof=1) > 0 else float("nan")
-        cross = raw / group["cross_fitted"].var(ddof=1) if group["cross_fitted"].var(ddof=1) > 0 else float("nan")
+        raw, fixed, cross = (group[c].var(ddof=1) for c in ("raw", "adjusted", "cross_fitted"))
+        fixed, cross = (raw / v if v > 0 else float("nan") for v in (fixed, cross))
         print(f"  {name:26s} {group['weight'].mean():11.2f}  {fixed:11.2f}  {cross:18.2f}  "
               f"{mean_interval((group['cross_fitted'] - group['raw']).to_numpy())}")
     columns = ["raw", "adjusted", "cross_fitted"]
