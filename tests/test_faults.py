@@ -21,6 +21,7 @@ from typing import Callable
 import pytest
 
 from support.games import REPO_DIR
+from support.kill_when_stored import stored_games
 from support.processes import is_gone, server_process, simulator_processes, started, wait_for
 from pokebench.play.schedule import build_schedule
 from pokebench.results.store import MIGRATIONS, RunStore
@@ -255,7 +256,8 @@ def _fill(folder: Path) -> None:
 def test_a_full_disk_mid_run_is_one_message_its_own_exit_code_and_the_resume_command(tmp_path, small_disk):
     args = pokebench_args(*SLOW_RUN, "pairs=2", "concurrency=2", "name=full")
     with started(args, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-        wait_for(lambda: (small_disk / "full" / "store.sqlite").exists(), 90, "the run's store")
+        # a stored game: the store is set up and in use (filled the moment its file appears, its setup failed instead)
+        wait_for(lambda: stored_games(small_disk / "full" / "store.sqlite") >= 1, 90, "the run's first stored game")
         _fill(small_disk)
         _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 5, stderr[-3000:]
