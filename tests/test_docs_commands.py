@@ -146,6 +146,12 @@ NOT_RUN: dict[str, str] = {
     "ln -s /tmp/pb-luck/runs/luck-ladder runs/luck-ladder": BENCH + "; the run the next command reads",
     ".venv/bin/python benchmarks/decision_quality_validity.py --run luck-ladder --skip-play":
         BENCH + "; it searches 106,693 decisions (20 minutes)",
+    ".venv/bin/python benchmarks/luck_validation.py --runs-dir /tmp/pb-luck/runs --run luck-ladder-fit --matchups all "
+    "--pairs 40 --seed-text pokebench-luck-ladder-fit": BENCH + "; it plays 2,240 bot games and values their luck "
+    "(minutes): the skill shift's weight is chosen on them",
+    ".venv/bin/python benchmarks/luck_skill_shift.py --runs-dir /tmp/pb-luck/runs --run luck-ladder-fit":
+        BENCH + "; it reads the ladder the command before values (tests/test_skill_shift.py checks the shift itself)",
+    ".venv/bin/python benchmarks/luck_skill_shift.py --runs-dir /tmp/pb-luck/runs --run luck-ladder": BENCH,
     ".venv/bin/python benchmarks/luck_foresight.py --runs-dir /tmp/pb-luck/runs":
         BENCH + "; it plays 800 bot games and searches every outcome of their turns (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --players": BENCH,

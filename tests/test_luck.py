@@ -24,7 +24,7 @@ from pokebench.analysis.cache import cache_path, game_key, luck_path, read_entri
 from pokebench.analysis.analyse import recorded_policies  # noqa: E402
 from pokebench.analysis.luck import (EVENTS, KnownPolicy, MoveTurn, action_luck, expected_value, game_luck,  # noqa: E402
                                      move_turns, turn_luck, turn_outcomes)
-from pokebench.analysis.settings import ACTION_WEIGHT, Settings  # noqa: E402
+from pokebench.analysis.settings import ACTION_WEIGHT, SKILL_SHIFTS, Settings  # noqa: E402
 from pokebench.analysis.luck_rows import LUCK_COLUMNS, LUCK_TURN_COLUMNS, luck_rows, read_luck  # noqa: E402
 from pokebench.analysis.value import load_value_model  # noqa: E402
 from pokebench.engine import from_showdown  # noqa: E402
@@ -102,6 +102,29 @@ def test_the_rows_a_value_is_fitted_on_give_the_turns_luck(games) -> None:
     assert checked >= 20
 
 
+def test_a_turns_luck_with_v_shifted_is_the_shifted_values_of_the_same_rows(games) -> None:
+    """The skill shift (luck_rows.skill_shifts picks a game's): each turn's luck at each shift is V with its log-odds
+    raised by that shift times the share of HP left, on the same outcome rows, the same row happening; so it weighs
+    to zero over them like V's own. Shift 0 is V's own luck; the first turn, all HP standing, takes the shifts whole."""
+    model = load_value_model()
+    checked = 0
+    for game in games:
+        for number, move_turn in enumerate(list(move_turns(game))[:5]):
+            state, one, two, real = move_turn.position()
+            features, finished, weights, happened = turn_outcomes(state, one, two, real).rows()
+            luck, _ = _luck_of(move_turn)
+            assert luck.shifts == pytest.approx(np.asarray(SKILL_SHIFTS) * luck.shifts[-1] / SKILL_SHIFTS[-1])
+            assert 0 < luck.shifts[-1] <= SKILL_SHIFTS[-1] and (number or luck.shifts[-1] == SKILL_SHIFTS[-1])
+            logits = features @ np.asarray(model.coefficients)
+            for shift, expected, measured in zip(luck.shifts, luck.expected_by_shift, luck.luck_by_shift):
+                values = np.where(np.isnan(finished), 1 / (1 + np.exp(-(logits + shift))), finished)
+                assert weights @ values == pytest.approx(expected, abs=1e-9)
+                assert values[happened] - weights @ values == pytest.approx(measured, abs=1e-9)
+            assert luck.luck_by_shift[SKILL_SHIFTS.index(0.0)] == pytest.approx(luck.luck, abs=1e-12)
+            checked += 1
+    assert checked >= 20
+
+
 def test_a_critical_hit_is_good_luck_for_the_side_that_landed_it(games) -> None:
     """Every turn of the games with one critical hit, landed by a side whose foe stayed standing that turn
     (a knock-out at the engine's damage has no rolls: a crit then matters less), gives that side luck > 0."""
@@ -170,6 +193,9 @@ def test_a_random_bots_draws_are_luck_that_weighs_to_zero_over_the_policy_it_rec
             if turn["error"] is None:
                 assert turn["luck_p1"] == pytest.approx(plain[turn["turn"]]["luck_p1"] + turn["action_luck"], abs=2e-6)
         assert any(t["action_luck"] != 0 for t in entry["turns"])
+        # the game's luck at shift 0, the draws' included, is its turns' (each rounded to 6 decimals)
+        assert entry["luck_by_shift_p1"][SKILL_SHIFTS.index(0.0)] == pytest.approx(
+            sum(t["luck_p1"] for t in entry["turns"]), abs=1e-5)
     assert checked >= 10, checked
 
 
@@ -188,8 +214,8 @@ def test_a_game_with_no_turn_to_value_is_reported_not_dropped(records) -> None:
     [game] = game_positions([(record["game_id"], start)])
     entry = game_luck(game, load_value_model())
     assert entry["turns"] == [] and entry["error"] == "no move turn the engine could value"
-    games = pd.DataFrame([{"uid": "u1", "game_id": record["game_id"], "run": RUN, "p1": "a", "p2": "b",
-                           "winner": "p2"}])
+    games = pd.DataFrame([{"uid": "u1", "game_id": record["game_id"], "run": RUN, "matchup": "a-vs-b", "pair": 1,
+                           "p1": "a", "p2": "b", "winner": "p2"}])
     luck, turns = luck_rows([{**entry, "uid": "u1", "settings": "s"}], games)
     assert list(luck.columns) == LUCK_COLUMNS and list(turns.columns) == LUCK_TURN_COLUMNS
     row = luck.iloc[0]
@@ -220,9 +246,10 @@ def test_analyse_caches_the_luck_and_publish_writes_adjusted_scores(run_dir, tmp
     games = pd.read_csv(out / "games.csv").set_index("uid")
     for row in luck.itertuples():
         assert row.score_p1 == {"p1": 1.0, "p2": 0.0}.get(games.loc[row.uid, "winner"], 0.5)
-        summed = turns.loc[turns["uid"] == row.uid, "luck_p1"].sum()
-        assert row.adjusted_p1 == pytest.approx(row.score_p1 - summed, abs=1e-9)
-        assert row.luck_p1 == pytest.approx(summed, abs=1e-9)
+        summed = turns.loc[turns["uid"] == row.uid, "luck_p1"].sum()  # one pair per matchup: no skill shift
+        assert row.skill_shift_p1 == 0.0
+        assert row.adjusted_p1 == pytest.approx(row.score_p1 - row.luck_p1, abs=1e-9)
+        assert row.luck_p1 == pytest.approx(summed, abs=1e-5)  # the turns' luck rounded each, the game's once
         last = turns[turns["uid"] == row.uid].iloc[-1]  # what happened never contradicts how the game ended
         assert last["v_after"] != {"p1": 0.0, "p2": 1.0}.get(games.loc[row.uid, "winner"])
     assert (turns["event"].fillna("").isin([*EVENTS, ""])).all()

@@ -28,6 +28,13 @@ choices a and b (its outcomes and rolls weighed), side one's draw a* against sid
 choice, which cannot depend on the draw (the choices are simultaneous), each weighs to zero over the policy:
 the adjusted score keeps its expectation, whatever the other side's policy, known or not. It is added with the
 fixed weight :data:`ACTION_WEIGHT` (any fixed weight keeps the expectation), chosen on games of their own.
+
+V knows the position, not the players: where one player is much the stronger, V is far from the game's real odds,
+and luck it measures in positions the stronger player wins anyway is noise (over a whole ladder of bots it added
+variance in the lopsided matchups). So each game's luck is also measured with V's log-odds shifted by each of
+:data:`SKILL_SHIFTS` (times the turn's share of HP left), and pokebench/analysis/luck_rows.py takes the shift of the
+game's matchup from the *other* mirror pairs' results: a shift chosen without the game's own chance keeps the
+adjusted score unbiased, like any V.
 """
 
 from __future__ import annotations
@@ -39,14 +46,14 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import poke_engine
 
-from pokebench.analysis.settings import ACTION_WEIGHT
+from pokebench.analysis.settings import ACTION_WEIGHT, SKILL_SHIFTS
 from pokebench.analysis.value import Snapshot, ValueModel
 from pokebench.engine.errors import EngineError, guarded
 from pokebench.engine.from_showdown import Decision, GamePositions, engine_action, position_of_state
 from pokebench.engine.state import build_state
 
 __all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
-           "turn_luck", "turn_outcomes", "expected_value", "action_luck", "EVENTS"]
+           "turn_luck", "turn_outcomes", "turn_shifts", "expected_value", "action_luck", "EVENTS"]
 
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
 ROLLS = np.arange(85, 101) / 92.5
@@ -106,6 +113,9 @@ class TurnLuck:
     event: str
     roll_luck: float  # the part of the luck from the damage rolls of the outcome that happened
     v_real: float  # V of the next real position itself (the alternative "what happened", for measuring its bias)
+    shifts: np.ndarray  # this turn's shifts of V's log-odds: SKILL_SHIFTS × the share of HP left (turn_shifts)
+    expected_by_shift: np.ndarray  # `expected` with V shifted by each of them
+    luck_by_shift: np.ndarray  # `luck` with V shifted by each of them
 
 
 @dataclass
@@ -260,10 +270,19 @@ def _listed(state: poke_engine.State, one: str, two: str) -> tuple[list[_Outcome
     return outcomes, np.array([o.probability / total for o in outcomes])
 
 
-def expected_value(state: poke_engine.State, one: str, two: str, model: ValueModel) -> float:
-    """Q(one, two): the turn's expected V (side one's) over its outcomes and rolls, for these engine actions."""
+def expected_value(state: poke_engine.State, one: str, two: str, model: ValueModel,
+                   shifts: np.ndarray | None = None) -> np.ndarray:
+    """Q(one, two): the turn's expected V (side one's) over its outcomes and rolls, for these engine actions, per
+    shift of V (:meth:`ValueModel.shifted`; default: one, none)."""
     outcomes, weights = _listed(state, one, two)
-    return float(weights @ np.array([model.of_snapshot(o.snapshot, o.hp_one, o.hp_two).mean() for o in outcomes]))
+    shifts = np.zeros(1) if shifts is None else shifts
+    return weights @ np.array([model.shifted(o.snapshot, shifts, o.hp_one, o.hp_two).mean(axis=0) for o in outcomes])
+
+
+def turn_shifts(state: poke_engine.State) -> np.ndarray:
+    """The turn's shifts of V's log-odds, one per game-level shift of :data:`SKILL_SHIFTS`: that shift times the share
+    of HP left, so that a stronger player's edge counts for the game still to play."""
+    return np.asarray(SKILL_SHIFTS) * Snapshot.of(state).hp_left()
 
 
 @dataclass(frozen=True)
@@ -288,14 +307,16 @@ class KnownPolicy:
         return cls(probabilities, _engine_choice(entry["choice"], side))
 
 
-def action_luck(state: poke_engine.State, one: str, two: str, expected: float, model: ValueModel,
-                policy_one: KnownPolicy | None, policy_two: KnownPolicy | None) -> float:
+def action_luck(state: poke_engine.State, one: str, two: str, expected: np.ndarray, model: ValueModel,
+                policy_one: KnownPolicy | None, policy_two: KnownPolicy | None,
+                shifts: np.ndarray | None = None) -> np.ndarray:
     """Side one's luck from the sides' known random draws this turn (module docstring): :data:`ACTION_WEIGHT` × (Q
-    of what each drew less its policy's mean Q, the other side's actual choice held); `expected` is Q(one, two)."""
-    sides: tuple[tuple[KnownPolicy | None, str, Callable[[str], float]], ...] = (
-        (policy_one, one, lambda a: expected_value(state, a, two, model)),  # side one's draw, side two's choice held
-        (policy_two, two, lambda b: expected_value(state, one, b, model)))
-    luck = 0.0
+    of what each drew less its policy's mean Q, the other side's actual choice held), per shift of V (default: one,
+    none); `expected` is Q(one, two) per shift."""
+    sides: tuple[tuple[KnownPolicy | None, str, Callable[[str], np.ndarray]], ...] = (
+        (policy_one, one, lambda a: expected_value(state, a, two, model, shifts)),  # side two's choice held
+        (policy_two, two, lambda b: expected_value(state, one, b, model, shifts)))
+    luck = np.zeros_like(expected)
     for policy, actual, q in sides:
         if policy is None or policy.chosen != actual:
             continue
@@ -313,7 +334,10 @@ def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, mode
     happened) pair of the turn's outcome × roll rows, which weigh to zero."""
     chance = turn_outcomes(state, one, two, real)
     outcomes, weights, happened = chance.outcomes, chance.weights, chance.happened
-    values = [model.of_snapshot(o.snapshot, o.hp_one, o.hp_two) for o in outcomes]
+    shifts = np.concatenate([[0.0], turn_shifts(state)])  # V itself first
+    shifted = [model.shifted(o.snapshot, shifts, o.hp_one, o.hp_two) for o in outcomes]  # rows × shifts
+    expected_by_shift = weights @ np.array([v.mean(axis=0) for v in shifted])
+    values = [v[:, 0] for v in shifted]
     means = np.array([v.mean() for v in values])
     expected = float(weights @ means)
     v_after = float(values[happened][chance.row])
@@ -321,7 +345,9 @@ def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, mode
     roll_luck = v_after - float(means[happened])
     pairs = [(float(w) / len(v), float(x) - expected) for w, v in zip(weights, values) for x in v]
     return (TurnLuck(turn, model(state), v_after, expected, luck, len(outcomes),
-                     _event(outcomes, happened, roll_luck, luck), roll_luck, float(model.of_snapshot(real)[0])), pairs)
+                     _event(outcomes, happened, roll_luck, luck), roll_luck, float(model.of_snapshot(real)[0]),
+                     shifts[1:], expected_by_shift[1:], shifted[happened][chance.row][1:] - expected_by_shift[1:]),
+            pairs)
 
 
 def _choice(decision: Decision) -> str:
@@ -387,7 +413,9 @@ def _policy(policies: dict[str, list[dict[str, Any]]], decision: Decision) -> Kn
 def game_luck(game: GamePositions, model: ValueModel,
               policies: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Every move turn's luck (the cache's entry of the game: ``turns``, ``start``, ``turns_failed``, ``error``);
-    with `policies` (side -> a bot's recorded policy, :mod:`pokebench.player.policy`) its draws' luck too.
+    with `policies` (side -> a bot's recorded policy, :mod:`pokebench.player.policy`) its draws' luck too; and
+    ``luck_by_shift_p1``, the game's luck (chance and draws) with V shifted by each of :data:`SKILL_SHIFTS` (times
+    each turn's share of HP left: :func:`turn_shifts`), of which pokebench/analysis/luck_rows.py takes one.
 
     A turn the engine cannot take is counted in ``turns_failed`` with its error; a game with no move turn
     that could be valued has ``error`` set (its luck is then 0, never dropped).
@@ -395,18 +423,21 @@ def game_luck(game: GamePositions, model: ValueModel,
     turns: list[dict[str, Any]] = []
     failed = 0
     start: float | None = None
+    by_shift = np.zeros(len(SKILL_SHIFTS))
     for move_turn in move_turns(game):
         try:
             state, one, two, real = move_turn.position()
             if start is None:
                 start = model(state) - 0.5
             luck, _ = turn_luck(state, one, two, real, model, move_turn.first.turn)
-            drawn = 0.0 if not policies else action_luck(state, one, two, luck.expected, model,
-                                                           _policy(policies, move_turn.first),
-                                                           _policy(policies, move_turn.other))
+            shifts = np.concatenate([[0.0], luck.shifts])
+            drawn = np.zeros(len(shifts)) if not policies else action_luck(
+                state, one, two, np.concatenate([[luck.expected], luck.expected_by_shift]), model,
+                _policy(policies, move_turn.first), _policy(policies, move_turn.other), shifts)
+            by_shift += luck.luck_by_shift + drawn[1:]
             turns.append({"turn": luck.turn, "v_before": round(luck.v_before, 6), "v_after": round(luck.v_after, 6),
-                          "expected": round(luck.expected, 6), "luck_p1": round(luck.luck + drawn, 6),
-                          "roll_luck": round(luck.roll_luck, 6), "action_luck": round(drawn, 6),
+                          "expected": round(luck.expected, 6), "luck_p1": round(float(luck.luck + drawn[0]), 6),
+                          "roll_luck": round(luck.roll_luck, 6), "action_luck": round(float(drawn[0]), 6),
                           "outcomes": luck.outcomes, "event": luck.event, "v_real": round(luck.v_real, 6),
                           "error": None})
         except EngineError as err:
@@ -416,5 +447,6 @@ def game_luck(game: GamePositions, model: ValueModel,
                           "v_real": None, "error": str(err)})
     analysed = sum(t["error"] is None for t in turns)
     return {"turns": turns, "start_p1": round(start, 6) if start is not None else None, "turns_failed": failed,
+            "luck_by_shift_p1": [round(float(x), 6) for x in by_shift],
             "error": None if analysed else "no move turn the engine could value"
             + (f" ({failed} failed: {turns[0]['error']})" if failed else "")}

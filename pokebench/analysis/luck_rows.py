@@ -1,8 +1,14 @@
 """The published luck tables from the cached luck of the games: ``luck.csv`` and ``luck_turns.csv``.
 
 The cache (``runs/NAME/luck.jsonl``, :mod:`pokebench.analysis.cache`) holds one entry per game: its
-move turns' luck (:func:`pokebench.analysis.luck.game_luck`). Here the game's luck is the sum of its
-turns' and its adjusted score the score minus it (side two's: the opposite and the complement).
+move turns' luck (:func:`pokebench.analysis.luck.game_luck`), and the game's luck with V shifted by each of
+:data:`SKILL_SHIFTS`. Here the game's luck is the one at its matchup's skill shift (:func:`skill_shifts`) and its
+adjusted score the score minus it (side two's: the opposite and the complement). At shift 0 (a matchup of one pair)
+the game's luck is the sum of its turns' in luck_turns.csv, whose luck is V's own, the same whoever plays.
+
+Why the shift keeps the adjusted score unbiased: a turn's luck weighs to zero over its outcomes for any V fixed
+before the turn's chance is drawn, and the shift is: it comes from the results of the matchup's *other* mirror
+pairs (a pair's two games share their seeds, so both are left out), whose rolls are not this game's.
 """
 
 from __future__ import annotations
@@ -10,14 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.settings import ACTION_WEIGHT, LUCK_VERSION, engine_version
+from pokebench.analysis.settings import ACTION_WEIGHT, LUCK_VERSION, SKILL_SHIFTS, SKILL_WEIGHT, engine_version
 from pokebench.analysis.value import ValueModel, load_value_model
 from pokebench.results.schema import SIDE_ONE_SCORE, LuckRow, LuckTurnRow, columns
 
-__all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "read_luck", "side_one_score"]
+__all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "read_luck", "side_one_score",
+           "skill_shifts", "shift_index"]
 
 LUCK_COLUMNS = columns(LuckRow)
 LUCK_TURN_COLUMNS = columns(LuckTurnRow)
@@ -33,19 +41,45 @@ def side_one_score(winner: Any) -> float:
     return SIDE_ONE_SCORE.get(winner, 0.5) if isinstance(winner, str) else 0.5
 
 
+def skill_shifts(games: pd.DataFrame, weight: float = SKILL_WEIGHT) -> pd.Series:
+    """Per game of `games` (games.csv's frame; index kept): side one's skill shift of V's log-odds, `weight` × the
+    log-odds of side one's player's score against the other in the *other* mirror pairs of their matchup (either
+    order, any run: a pair is its matchup and number), with a Laplace prior (0 where no other pair is played) and
+    the score kept within [0.02, 0.98]."""
+    score = games["winner"].map(side_one_score).astype(float)
+    first = games[["p1", "p2"]].min(axis=1)  # either order of the matchup: the alphabetically first player's view
+    mine = games["p1"] == first
+    frame = pd.DataFrame({"players": first + "\0" + games[["p1", "p2"]].max(axis=1), "pair": games["pair"],
+                          "score": np.where(mine, score, 1 - score)}, index=games.index)
+    matchup = frame.groupby("players")["score"]
+    pair = frame.groupby(["players", "pair"])["score"]
+    others = matchup.transform("sum") - pair.transform("sum")
+    count = matchup.transform("size") - pair.transform("size")
+    share = ((others + 1) / (count + 2)).clip(0.02, 0.98)
+    shift = weight * np.log(share / (1 - share))
+    return pd.Series(np.where(mine, shift, -shift), index=games.index, dtype=float)
+
+
+def shift_index(shift: float) -> int:
+    """The index in :data:`SKILL_SHIFTS` (and a cache entry's ``luck_by_shift_p1``) of the shift nearest `shift`."""
+    return int(np.argmin(np.abs(np.asarray(SKILL_SHIFTS) - shift)))
+
+
 def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """luck.csv's and luck_turns.csv's rows of the cached entries of the games of `games` (games.csv's frame)."""
     by_uid = {str(g["uid"]): g for g in games.to_dict("records")}
+    shifts = dict(zip(map(str, games["uid"]), skill_shifts(games)))
     per_game, per_turn = [], []
     for entry in entries:
         game = by_uid.get(entry["uid"])
         if game is None:
             continue
         score = side_one_score(game.get("winner"))
-        luck = sum(t["luck_p1"] for t in entry["turns"])
+        index = shift_index(shifts[entry["uid"]])
+        luck = entry["luck_by_shift_p1"][index]
         per_game.append({"uid": entry["uid"], "game_id": game["game_id"], "run": game["run"], "p1": game["p1"],
                          "p2": game["p2"], "score_p1": score, "luck_p1": luck, "adjusted_p1": score - luck,
-                         "start_p1": entry.get("start_p1"),
+                         "start_p1": entry.get("start_p1"), "skill_shift_p1": SKILL_SHIFTS[index],
                          "turns_analysed": sum(t["error"] is None for t in entry["turns"]),
                          "turns_failed": entry["turns_failed"], "error": entry.get("error"),
                          "value_model": entry["settings"]})

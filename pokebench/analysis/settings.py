@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-__all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "engine_version"]
+__all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "SKILL_WEIGHT", "SKILL_SHIFTS",
+           "engine_version"]
 
 #: Bumped when what is searched changes (the bridge, the views; 2: the player view infers sets from the
 #: battle, pokebench/engine/inference.py; 3: the player view reads what poke-env does not keep from the lines,
@@ -22,6 +23,14 @@ LUCK_VERSION = 5
 #: (``benchmarks/luck_validation.py --seed-text pokebench-luck-fit``), checked on held-out seeds (docs/analysis.md):
 #: at weight 1 the term, whose Q sees one turn ahead, added variance there. Part of the luck cache's key.
 ACTION_WEIGHT = 0.4
+#: The skill shift (pokebench/analysis/luck_rows.py): V's log-odds for side one are raised by SKILL_WEIGHT × the
+#: log-odds of side one's player's score in the other mirror pairs of its matchup, times the share of HP left at the
+#: turn. Any shift that does not depend on the game's own chance keeps the adjusted score unbiased; this weight is the
+#: least-variance one on the fit's own seeds (``benchmarks/luck_skill_shift.py``), checked on held-out ones.
+SKILL_WEIGHT = 1.5
+#: The game-level shifts (log-odds) each game's luck is measured at and cached for: the game's own shift is rounded to
+#: the nearest. ±6 is SKILL_WEIGHT × the log-odds of a score of 0.02 or 0.98, where the shift stops.
+SKILL_SHIFTS = tuple(x / 2 for x in range(-12, 13))
 
 
 @dataclass(frozen=True)

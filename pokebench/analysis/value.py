@@ -124,6 +124,11 @@ class Snapshot:
         diff.append(-faster if self.trick_room else faster)
         return np.column_stack(diff)
 
+    def hp_left(self) -> float:
+        """The share of both teams' HP still standing (1 at the start, 0 when both are out): how much game is left."""
+        total = (self.one.hp / self.one.maxhp).sum() + (self.two.hp / self.two.maxhp).sum()
+        return float(total / (len(self.one.hp) + len(self.two.hp)))
+
     def finished(self, hp_one: np.ndarray | None = None, hp_two: np.ndarray | None = None) -> np.ndarray:
         """Per row: side one's score when a side has no Pokémon left (1, 0, ½), NaN while the game goes on."""
         left_one = np.asarray((self.one.hp[None, :] if hp_one is None else hp_one) > 0).any(axis=1)
@@ -170,8 +175,16 @@ class ValueModel:
     def of_snapshot(self, snap: Snapshot, hp_one: np.ndarray | None = None,
                     hp_two: np.ndarray | None = None) -> np.ndarray:
         """V per row of HP (:meth:`Snapshot.features`); a finished game is worth its result."""
-        finished = snap.finished(hp_one, hp_two)
-        return np.where(np.isnan(finished), self.of_features(snap.features(hp_one, hp_two)), finished)
+        return self.shifted(snap, np.zeros(1), hp_one, hp_two)[:, 0]
+
+    def shifted(self, snap: Snapshot, shifts: np.ndarray, hp_one: np.ndarray | None = None,
+                hp_two: np.ndarray | None = None) -> np.ndarray:
+        """V per row of HP and per shift of its log-odds (rows × shifts): side one's win probability when its player
+        is that much the stronger (pokebench/analysis/luck_rows.py); a finished game is worth its result."""
+        finished = snap.finished(hp_one, hp_two)[:, None]
+        logits = snap.features(hp_one, hp_two) @ np.asarray(self.coefficients)
+        values = 1.0 / (1.0 + np.exp(-(logits[:, None] + np.asarray(shifts, dtype=float)[None, :])))
+        return np.where(np.isnan(finished), values, finished)
 
     def to_json(self) -> str:
         return json.dumps({"features": list(FEATURES), "coefficients": [round(c, 6) for c in self.coefficients],

@@ -161,12 +161,15 @@ class LuckRow(_Row):
     p1: str = Field(description="The player on side one.")
     p2: str = Field(description="The player on side two.")
     score_p1: float = Field(description="Side one's score: 1 a win, 0.5 a tie, 0 a loss.")
-    luck_p1: float = Field(description="Side one's luck: the sum of its turns' luck (luck_turns.csv); side two's "
-                                       "is the opposite.")
+    luck_p1: float = Field(description="Side one's luck, with V's log-odds shifted by skill_shift_p1 (at shift 0 the "
+                                       "sum of its turns' luck in luck_turns.csv); side two's is the opposite.")
     adjusted_p1: float = Field(description="score_p1 − luck_p1: side one's luck-adjusted score (same expectation "
                                            "as the score, less variance; can fall outside 0 to 1).")
     start_p1: float | None = Field(description="V at the first turn − 0.5: the luck of the teams dealt; reported, "
                                                "not subtracted in adjusted_p1 (mirror pairs cancel it).")
+    skill_shift_p1: float = Field(description="The shift of V's log-odds for side one (times each turn's share of HP "
+                                              "left) the luck was measured with: from side one's player's score in "
+                                              "the other mirror pairs of its matchup (docs/analysis.md).")
     turns_analysed: int = Field(description="Move turns whose luck was measured.")
     turns_failed: int = Field(description="Move turns the engine could not take (their luck counts as 0).")
     error: str | None = Field(description="Why the game has no luck (no move turn the engine could value); "
