@@ -18,7 +18,7 @@ import pytest
 from pokebench.publish import publish
 from pokebench.site import build_site
 from pokebench.site.luck import SWING_THRESHOLD, GRAPH_SIZE, win_graph
-from support.luck_tables import NO_TURN, LuckGames, add_empty_luck, add_luck
+from support.luck_tables import GRAPH_SHIFT, NO_TURN, LuckGames, add_empty_luck, add_luck
 from support.synthetic_runs import EVIL_REASON, make_run
 
 pytestmark = pytest.mark.server  # the replays' text view needs the pinned server's text templates (make setup)
@@ -72,6 +72,15 @@ def test_the_graph_draws_v_before_of_every_turn_and_ends_at_the_result(sites: tu
     failed = turns[turns["uid"] == chosen.failed_turn]
     assert failed["v_before"].isna().sum() == 1 and len(line_values(broken)) == 2
     assert sum(map(len, line_values(broken))) == failed["v_before"].notna().sum() + 1
+
+
+def test_a_games_page_says_when_its_luck_was_measured_with_a_skill_shift(sites: tuple[Path, Path, LuckGames]) -> None:
+    """luck.csv's skill_shift_p1 (the odds tilted by the matchup's other pairs): named beside the game's luck where it
+    is not 0, with the sign for Player 1; a game at shift 0 says nothing of it."""
+    _, site, chosen = sites
+    shifted = html.unescape(re.sub(r"\s+", " ", replay(site, chosen.graph)))
+    assert "log-odds shifted " + f"{GRAPH_SHIFT:+.1f}".replace("-", "−") + " for Player 1" in shifted
+    assert "log-odds shifted" not in replay(site, chosen.failed_turn)
 
 
 def test_swings_past_the_threshold_are_marked_and_named_by_their_event(sites: tuple[Path, Path, LuckGames]) -> None:

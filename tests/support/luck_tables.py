@@ -49,6 +49,10 @@ GRAPH_VALUES = [0.5, 0.55, 0.4, 1.0]
 GRAPH_LUCK = {1: (0.03, "damage roll"), 2: (-0.15, "miss"), 3: (0.22, "critical hit")}
 
 
+#: The graph game's skill shift (luck.csv's skill_shift_p1): its page says so; the other games' is 0.
+GRAPH_SHIFT = -1.5
+
+
 def _turn_luck(turn: int, k: int, after: float) -> tuple[float, str]:
     """Turn `turn`'s luck for side one in the folder's `k`-th game, and its event; the turn's expected value
     (`after` minus the luck) stays a probability."""
@@ -76,7 +80,8 @@ def add_luck(folder: Path) -> LuckGames:
         base: dict[str, Any] = {"uid": g["uid"], "game_id": g["game_id"]}
         if g["uid"] == chosen.error:
             luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
-                              "luck_p1": 0.0, "adjusted_p1": score, "start_p1": None, "turns_analysed": 0,
+                              "luck_p1": 0.0, "adjusted_p1": score, "start_p1": None, "skill_shift_p1": 0.0,
+                              "turns_analysed": 0,
                               "turns_failed": int(g["turns"]), "error": NO_TURN, "value_model": VALUE_MODEL})
             continue
         turns = int(g["turns"])
@@ -99,7 +104,8 @@ def add_luck(folder: Path) -> LuckGames:
                               "event": event, "error": None})
         luck_rows.append({**base, "run": g["run"], "p1": g["p1"], "p2": g["p2"], "score_p1": score,
                           "luck_p1": round(total, 6), "adjusted_p1": round(score - total, 6),
-                          "start_p1": values[0] - 0.5, "turns_analysed": turns - failed, "turns_failed": failed,
+                          "start_p1": values[0] - 0.5, "skill_shift_p1": GRAPH_SHIFT if g["uid"] == graph else 0.0,
+                          "turns_analysed": turns - failed, "turns_failed": failed,
                           "error": None, "value_model": VALUE_MODEL})
     pd.DataFrame(luck_rows, columns=LUCK_COLUMNS).to_csv(folder / "luck.csv", index=False)
     pd.DataFrame(turn_rows, columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
