@@ -60,7 +60,8 @@ def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS, seed_te
 def pair_frame(games: pd.DataFrame, luck: pd.DataFrame) -> pd.DataFrame:
     """Per mirror pair: the first-named player's mean raw, adjusted and start-adjusted score over its two games,
     and (``chance``) the score adjusted for the chance alone: without the action luck of the bots' own draws
-    (luck's ``action_p1``, the sum of its turns' action_luck; 0 when absent)."""
+    (luck's ``action_p1``, the sum of its turns' action_luck; 0 when absent). The turns' action luck is V's own,
+    unshifted: where a game's luck has a skill shift (luck.csv's skill_shift_p1) the chance alone is approximate."""
     luck = luck if "action_p1" in luck.columns else luck.assign(action_p1=0.0)
     frame = games.merge(luck[["uid", "score_p1", "luck_p1", "adjusted_p1", "start_p1", "action_p1"]], on="uid")
     first = frame["matchup"].str.split("-vs-").str[0]
