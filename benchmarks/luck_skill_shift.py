@@ -25,7 +25,7 @@ import pandas as pd
 
 from luck_validation import mean_interval, pair_frame, ratio_interval  # benchmarks/: the script's folder, on sys.path
 from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.luck_rows import luck_settings, shift_index, side_one_score, skill_shifts
+from pokebench.analysis.luck_rows import luck_rows, luck_settings
 from pokebench.analysis.settings import SKILL_WEIGHT, engine_version
 from pokebench.results.loading import load_runs
 
@@ -34,13 +34,10 @@ CLOSE = (0.3, 0.7)
 
 
 def luck_at(games: pd.DataFrame, entries: dict[str, dict], weight: float) -> pd.DataFrame:
-    """luck.csv's columns pair_frame reads, each game's luck taken at its shift for this weight."""
-    shifts = skill_shifts(games, weight)
-    luck = np.array([entries[str(uid)]["luck_by_shift_p1"][shift_index(s)] for uid, s in zip(games["uid"], shifts)])
-    action = np.array([sum(t["action_luck"] for t in entries[str(uid)]["turns"]) for uid in games["uid"]])
-    score = games["winner"].map(side_one_score).to_numpy()
-    return pd.DataFrame({"uid": games["uid"], "score_p1": score, "luck_p1": luck, "adjusted_p1": score - luck,
-                         "start_p1": 0.0, "action_p1": action})
+    """luck.csv's rows of the games, each game's luck taken at its shift for this weight, with the turns' action
+    luck summed (``action_p1``, which pair_frame reads)."""
+    luck, turns = luck_rows(entries.values(), games, weight)
+    return luck.merge(turns.groupby("uid")["action_luck"].sum().rename("action_p1"), on="uid", how="left")
 
 
 def ratio(pairs: pd.DataFrame, rng: np.random.Generator) -> str:

@@ -55,6 +55,8 @@ from pokebench.engine.state import build_state
 __all__ = ["APPROXIMATIONS", "ROLLS", "TurnLuck", "TurnOutcomes", "MoveTurn", "KnownPolicy", "move_turns", "game_luck",
            "turn_luck", "turn_outcomes", "turn_shifts", "expected_value", "action_luck", "EVENTS"]
 
+#: The index of shift 0 in SKILL_SHIFTS (and in a turn's shifts): V's own value.
+NO_SHIFT = SKILL_SHIFTS.index(0.0)
 #: Showdown's damage rolls: 85 to 100 % of the damage, each 1 in 16; the engine's damage is the mean roll.
 ROLLS = np.arange(85, 101) / 92.5
 #: The chance events a turn's luck is named by (luck_turns.csv ``event``).
@@ -114,8 +116,8 @@ class TurnLuck:
     roll_luck: float  # the part of the luck from the damage rolls of the outcome that happened
     v_real: float  # V of the next real position itself (the alternative "what happened", for measuring its bias)
     shifts: np.ndarray  # this turn's shifts of V's log-odds: SKILL_SHIFTS × the share of HP left (turn_shifts)
-    expected_by_shift: np.ndarray  # `expected` with V shifted by each of them
-    luck_by_shift: np.ndarray  # `luck` with V shifted by each of them
+    expected_by_shift: np.ndarray  # `expected` with V shifted by each of them (at NO_SHIFT: `expected`)
+    luck_by_shift: np.ndarray  # `luck` with V shifted by each of them (at NO_SHIFT: `luck`)
 
 
 @dataclass
@@ -279,10 +281,11 @@ def expected_value(state: poke_engine.State, one: str, two: str, model: ValueMod
     return weights @ np.array([model.shifted(o.snapshot, shifts, o.hp_one, o.hp_two).mean(axis=0) for o in outcomes])
 
 
-def turn_shifts(state: poke_engine.State) -> np.ndarray:
+def turn_shifts(before: Snapshot) -> np.ndarray:
     """The turn's shifts of V's log-odds, one per game-level shift of :data:`SKILL_SHIFTS`: that shift times the share
-    of HP left, so that a stronger player's edge counts for the game still to play."""
-    return np.asarray(SKILL_SHIFTS) * Snapshot.of(state).hp_left()
+    of HP left in the position `before` the turn, so that a stronger player's edge counts for the game still to
+    play."""
+    return np.asarray(SKILL_SHIFTS) * before.hp_left()
 
 
 @dataclass(frozen=True)
@@ -334,20 +337,20 @@ def turn_luck(state: poke_engine.State, one: str, two: str, real: Snapshot, mode
     happened) pair of the turn's outcome × roll rows, which weigh to zero."""
     chance = turn_outcomes(state, one, two, real)
     outcomes, weights, happened = chance.outcomes, chance.weights, chance.happened
-    shifts = np.concatenate([[0.0], turn_shifts(state)])  # V itself first
+    before = Snapshot.of(state)
+    shifts = turn_shifts(before)
     shifted = [model.shifted(o.snapshot, shifts, o.hp_one, o.hp_two) for o in outcomes]  # rows × shifts
     expected_by_shift = weights @ np.array([v.mean(axis=0) for v in shifted])
-    values = [v[:, 0] for v in shifted]
+    values = [v[:, NO_SHIFT] for v in shifted]
     means = np.array([v.mean() for v in values])
     expected = float(weights @ means)
     v_after = float(values[happened][chance.row])
     luck = v_after - expected
     roll_luck = v_after - float(means[happened])
     pairs = [(float(w) / len(v), float(x) - expected) for w, v in zip(weights, values) for x in v]
-    return (TurnLuck(turn, model(state), v_after, expected, luck, len(outcomes),
+    return (TurnLuck(turn, float(model.of_snapshot(before)[0]), v_after, expected, luck, len(outcomes),
                      _event(outcomes, happened, roll_luck, luck), roll_luck, float(model.of_snapshot(real)[0]),
-                     shifts[1:], expected_by_shift[1:], shifted[happened][chance.row][1:] - expected_by_shift[1:]),
-            pairs)
+                     shifts, expected_by_shift, shifted[happened][chance.row] - expected_by_shift), pairs)
 
 
 def _choice(decision: Decision) -> str:
@@ -430,14 +433,14 @@ def game_luck(game: GamePositions, model: ValueModel,
             if start is None:
                 start = model(state) - 0.5
             luck, _ = turn_luck(state, one, two, real, model, move_turn.first.turn)
-            shifts = np.concatenate([[0.0], luck.shifts])
-            drawn = np.zeros(len(shifts)) if not policies else action_luck(
-                state, one, two, np.concatenate([[luck.expected], luck.expected_by_shift]), model,
-                _policy(policies, move_turn.first), _policy(policies, move_turn.other), shifts)
-            by_shift += luck.luck_by_shift + drawn[1:]
+            drawn = np.zeros(len(SKILL_SHIFTS)) if not policies else action_luck(
+                state, one, two, luck.expected_by_shift, model, _policy(policies, move_turn.first),
+                _policy(policies, move_turn.other), luck.shifts)
+            by_shift += luck.luck_by_shift + drawn
             turns.append({"turn": luck.turn, "v_before": round(luck.v_before, 6), "v_after": round(luck.v_after, 6),
-                          "expected": round(luck.expected, 6), "luck_p1": round(float(luck.luck + drawn[0]), 6),
-                          "roll_luck": round(luck.roll_luck, 6), "action_luck": round(float(drawn[0]), 6),
+                          "expected": round(luck.expected, 6),
+                          "luck_p1": round(float(luck.luck + drawn[NO_SHIFT]), 6),
+                          "roll_luck": round(luck.roll_luck, 6), "action_luck": round(float(drawn[NO_SHIFT]), 6),
                           "outcomes": luck.outcomes, "event": luck.event, "v_real": round(luck.v_real, 6),
                           "error": None})
         except EngineError as err:

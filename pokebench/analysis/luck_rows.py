@@ -65,10 +65,13 @@ def shift_index(shift: float) -> int:
     return int(np.argmin(np.abs(np.asarray(SKILL_SHIFTS) - shift)))
 
 
-def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """luck.csv's and luck_turns.csv's rows of the cached entries of the games of `games` (games.csv's frame)."""
+def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame,
+              skill_weight: float = SKILL_WEIGHT) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """luck.csv's and luck_turns.csv's rows of the cached entries of the games of `games` (games.csv's frame), each
+    game's luck at its skill shift for `skill_weight` (:func:`skill_shifts`; benchmarks/luck_skill_shift.py tries
+    others)."""
     by_uid = {str(g["uid"]): g for g in games.to_dict("records")}
-    shifts = dict(zip(map(str, games["uid"]), skill_shifts(games)))
+    shifts = dict(zip(map(str, games["uid"]), skill_shifts(games, skill_weight)))
     per_game, per_turn = [], []
     for entry in entries:
         game = by_uid.get(entry["uid"])
