@@ -44,6 +44,7 @@ from pokebench.analysis.value import load_value_model
 from pokebench.engine.errors import hold_panic_output
 from pokebench.engine.from_showdown import game_positions
 from pokebench.results.loading import load_runs
+from pokebench.seeds import ROLLS
 
 SEED_TEXT = "pokebench-luck-eval"
 MATCHUPS = "[[noisy-30,max-damage],[noisy-10,max-damage],[max-damage,heuristic],[noisy-10,heuristic]]"
@@ -51,9 +52,10 @@ Z = 1.96
 BOOTSTRAP = 2000
 
 
-def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS, seed_text: str = SEED_TEXT) -> None:
+def play(runs_dir: Path, run: str, pairs: int, matchups: str = MATCHUPS, seed_text: str = SEED_TEXT,
+         rolls: str = "stock") -> None:
     subprocess.run([sys.executable, "-m", "pokebench", "+run=ladder", f"name={run}", f"seed_text={seed_text}",
-                    f"pairs={pairs}", "publish=false", f"matchups={matchups}"],
+                    f"pairs={pairs}", "publish=false", f"matchups={matchups}", f"rolls={rolls}"],
                    cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
 
 
@@ -289,13 +291,15 @@ def main() -> None:
     parser.add_argument("--seed-text", default=SEED_TEXT,
                         help=f"the seeds the run is played on (default {SEED_TEXT}, held out; pokebench-luck-fit: the "
                              "seeds the shipped value function and action weight are chosen on)")
+    parser.add_argument("--rolls", choices=ROLLS, default="stock",
+                        help="how the battles draw their random numbers (the run's `rolls`; docs/method.md)")
     parser.add_argument("--fresh", action="store_true", help="empty the run's luck cache first (for the cost)")
     parser.add_argument("--figures-only", action="store_true",
                         help="value nothing: the figures of the games whose luck is cached (whole pairs only)")
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     if not args.figures_only:
-        play(args.runs_dir, args.run, args.pairs, args.matchups, args.seed_text)
+        play(args.runs_dir, args.run, args.pairs, args.matchups, args.seed_text, args.rolls)
     if args.fresh:
         luck_path(args.runs_dir / args.run).unlink(missing_ok=True)
     games, logs = stored(args.runs_dir, args.run)

@@ -2,7 +2,8 @@
 
 - A run's games: pair *k* of a run gets three Showdown PRNG seeds derived with SHA-256 from the run's seed
   text (:func:`derive_seed`, :func:`pair_seeds`): the battle seed and one team seed per side. They are the same
-  in every matchup of the run.
+  in every matchup of the run. With the run's ``rolls: duplicate`` the battle seed ends in ``,duplicate``
+  (:data:`ROLLS`).
 - A player's own randomness in one game (:func:`player_rng`): seeded from that game's battle seed, the side's
   team seed and the side, so a bot that draws random numbers plays the same game again from the same seeds.
 - The random-battle set table (``showdown-server/scripts/random_battle_sets.js``; Foul Play's guesses and the
@@ -18,9 +19,18 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-__all__ = ["SEED_ROLES", "derive_seed", "PairSeeds", "pair_seeds", "player_rng", "RANDOM_BATTLE_SETS_SEED_TEXT"]
+__all__ = ["SEED_ROLES", "ROLLS", "derive_seed", "PairSeeds", "pair_seeds", "player_rng",
+           "RANDOM_BATTLE_SETS_SEED_TEXT"]
 
 SEED_ROLES = ("battle", "p1team", "p2team")
+#: How a battle draws its random numbers. ``stock``: Showdown's one stream, in the order the draws are asked
+#: for. ``duplicate``: a stream for each Pokémon's k-th move and each kind of draw, so that the two games of
+#: a mirror pair (the teams stay with their side) get the same roll for the same event
+#: (``showdown-server/plugin/duplicate-rolls.js``, loaded by every node process PokéBench starts). Each game
+#: alone is an ordinary random battle either way; the flag is a suffix of the battle seed, so the input log
+#: replays the game.
+ROLLS = ("stock", "duplicate")
+DUPLICATE_FLAG = ",duplicate"
 #: Named when only Foul Play read the table; kept so that the table stays the same.
 RANDOM_BATTLE_SETS_SEED_TEXT = "pokebench-foul-play-sets"
 
@@ -38,9 +48,12 @@ class PairSeeds:
     p2_team_seed: str
 
 
-def pair_seeds(seed_text: str, pair: int) -> PairSeeds:
-    """The three seeds of pair `pair` (the same in every matchup of the run)."""
-    return PairSeeds(*(derive_seed(seed_text, pair, role) for role in SEED_ROLES))
+def pair_seeds(seed_text: str, pair: int, rolls: str = "stock") -> PairSeeds:
+    """The three seeds of pair `pair` (the same in every matchup of the run); `rolls` is one of :data:`ROLLS`."""
+    if rolls not in ROLLS:
+        raise ValueError(f"rolls must be one of {', '.join(ROLLS)}, not {rolls!r}")
+    battle, p1_team, p2_team = (derive_seed(seed_text, pair, role) for role in SEED_ROLES)
+    return PairSeeds(battle + (DUPLICATE_FLAG if rolls == "duplicate" else ""), p1_team, p2_team)
 
 
 def player_rng(battle_seed: str, team_seed: str, side: str) -> random.Random:

@@ -30,6 +30,7 @@ from pokebench.play import epochs, sequential
 from pokebench.games import GameSpec
 from pokebench.bars import plain_every
 from pokebench.play.schedule import build_schedule, expand_matchups
+from pokebench.seeds import ROLLS
 from pokebench.player.bench_player import with_bench_hooks
 from pokebench.player.hooks import PlayerMaker, Preflight, SupportsFormats
 from pokebench.player.seats import ExternalCompetitor
@@ -126,6 +127,13 @@ def check_seed_text(value: Any) -> str:
     return value
 
 
+def check_rolls(value: Any) -> str:
+    if value not in ROLLS:
+        raise ConfigError(f"'rolls' must be {' or '.join(ROLLS)} (how each battle draws its random numbers; "
+                          f"docs/method.md), not {value!r}. Example: rolls=duplicate.")
+    return str(value)
+
+
 def check_matchups(matchups: list[tuple[str, str]]) -> None:
     """[A, B] and [B, A] play the same seeded mirror pairs: listing both would count each game twice."""
     seen: dict[frozenset[str], tuple[str, str]] = {}
@@ -159,6 +167,7 @@ class RunSettings:
     retry_rounds: int
     stall_timeout: float  # seconds without a battle message before a game is voided
     liveness_timeout: float  # seconds the server may take to answer the harness's ping
+    rolls: str = "stock"  # how each battle draws its random numbers (pokebench.seeds.ROLLS)
 
 
 @dataclass
@@ -277,6 +286,7 @@ def fingerprint(cfg: DictConfig, classes: dict[str, type]) -> dict[str, Any]:
         "players": {name: {"class": f"{classes[name].__module__}.{classes[name].__qualname__}",
                            **_identity({k: v for k, v in conf.items() if k != "_target_"})}
                     for name, conf in players.items()},
+        **({} if cfg.rolls == "stock" else {"rolls": cfg.rolls}),  # a stock run's identity is as before the option
     }
 
 
@@ -296,8 +306,9 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     seed_text = check_seed_text(cfg.seed_text)
     if not isinstance(cfg.format, str) or not cfg.format.strip():
         raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {cfg.format!r}.")
+    rolls = check_rolls(cfg.rolls)
     settings = RunSettings(seed_text, cfg.format, turn_limit, concurrency, retry_rounds,
-                           float(cfg.stall_timeout), float(cfg.server.liveness_timeout))
+                           float(cfg.stall_timeout), float(cfg.server.liveness_timeout), rolls)
     if not cfg.players:
         raise ConfigError("The run has no players. Choose a run with `+run=NAME` (runs: " + ", ".join(available_runs()) + ").")
     names = [str(name) for name in cfg.players]
@@ -345,7 +356,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
                           "they only accept challenges, so neither can start the game. Give each of them a poke-env "
                           "opponent in `matchups`.")
     supported = {name: _supported_formats(classes[name]) for name in names}
-    specs = build_schedule(run_name, seed_text, pairs, matchups)
+    specs = build_schedule(run_name, seed_text, pairs, matchups, rolls)
     shard = parse_shard(cfg.shard)
     if sequential.enabled(cfg) and shard is not None:
         raise ConfigError("'shard' and 'sequential.target_width' cannot be used together: each step of a "

@@ -268,7 +268,8 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, stores: RunStores) -> int:
         try:
             specs, why = sequential.run_sequential(plan.name, str(cfg.seed_text), matchups, conf, stores.run_dir,
                                                    stores.games, play,
-                                                   luck=luck if conf.interval == "adjusted" else None)
+                                                   luck=luck if conf.interval == "adjusted" else None,
+                                                   rolls=plan.settings.rolls)
         finally:
             progress.close()
             for factory in plan.factories.values():

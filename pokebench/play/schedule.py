@@ -37,11 +37,13 @@ def expand_matchups(players: Sequence[str], matchups: str | Iterable[Sequence[st
     return result
 
 
-def build_schedule(run: str, seed_text: str, pairs: int, matchups: Sequence[tuple[str, str]]) -> list[GameSpec]:
-    """Every matchup × pair gives two games; pair-major order so early stops still cover every matchup."""
+def build_schedule(run: str, seed_text: str, pairs: int, matchups: Sequence[tuple[str, str]],
+                   rolls: str = "stock") -> list[GameSpec]:
+    """Every matchup × pair gives two games; pair-major order so early stops still cover every matchup.
+    `rolls`: how the battles draw their random numbers (:data:`pokebench.seeds.ROLLS`)."""
     games = []
     for pair in range(1, pairs + 1):
-        seeds = pair_seeds(seed_text, pair)
+        seeds = pair_seeds(seed_text, pair, rolls)
         for a, b in matchups:
             for game, (p1, p2) in ((1, (a, b)), (2, (b, a))):
                 games.append(GameSpec(run, matchup_name(a, b), pair, game, p1, p2,

@@ -258,15 +258,17 @@ def next_step(games: pd.DataFrame, pairs: dict[str, int], matchups: Sequence[tup
     return out, widths, ""
 
 
-def specs_for(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], pairs: dict[str, int]) -> list[GameSpec]:
+def specs_for(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], pairs: dict[str, int],
+              rolls: str = "stock") -> list[GameSpec]:
     """The games of ``pairs`` (matchup -> pairs 1..count), in the order a fixed run would play them."""
     top = max(pairs.values(), default=0)
-    return [s for s in build_schedule(run, seed_text, top, matchups) if s.pair <= pairs[s.matchup]]
+    return [s for s in build_schedule(run, seed_text, top, matchups, rolls) if s.pair <= pairs[s.matchup]]
 
 
 def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]], conf: SequentialConfig,
                    run_dir: Path, finished: Callable[[], pd.DataFrame],
-                   play: Callable[[list[GameSpec]], Awaitable[Any]], luck: LuckOf | None = None
+                   play: Callable[[list[GameSpec]], Awaitable[Any]], luck: LuckOf | None = None,
+                   rolls: str = "stock"
                    ) -> tuple[list[GameSpec], str]:
     """Play step by step (``play`` plays the specs not yet finished); return every planned game and why it stopped.
 
@@ -286,7 +288,7 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
     async def loop() -> None:
         nonlocal pairs, reason
         while True:
-            specs = specs_for(run, seed_text, matchups, pairs)
+            specs = specs_for(run, seed_text, matchups, pairs, rolls)
             games = finished()
             done = set(games["game_id"]) if len(games) else set()
             missing = [s for s in specs if s.game_id not in done]
@@ -316,5 +318,5 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
              "batch": conf.batch, "min_pairs": conf.min_pairs, "bootstrap": conf.n_bootstrap, "interval": conf.interval,
              "pairs_played": sum(steps[-1]["pairs"].values()) if steps else 0, "stopped": reason, "steps": steps}
     atomic_write_text(run_dir / STATE_FILE, json.dumps(state, indent=1) + "\n")
-    return specs_for(run, seed_text, matchups, pairs), reason
+    return specs_for(run, seed_text, matchups, pairs, rolls), reason
 

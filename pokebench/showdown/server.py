@@ -43,10 +43,13 @@ from pokebench.util import usable_cpus, utc_now
 
 log = logging.getLogger(__name__)
 
+#: Where the duplicate rolls of a mirror pair are installed (loaded before the simulator by every node process).
+DUPLICATE_ROLLS = "dist/sim/pokebench-duplicate-rolls.js"
 #: (our file, where Showdown reads it), relative to the server's sources and the npm package.
 INSTALLED_FILES = (
     ("config/config.js", "config/config.js"),
     ("plugin/pokebench.js", "dist/server/chat-plugins/pokebench.js"),
+    ("plugin/duplicate-rolls.js", DUPLICATE_ROLLS),
 )
 #: Folders the npm tarball lacks and the server writes to (it dies without logs/repl).
 RUNTIME_DIRS = ("logs/repl", "config/chat-plugins")
@@ -238,6 +241,7 @@ class LocalShowdown:
         self.process = subprocess.Popen(
             # parent_watch.js, loaded before Showdown: the server exits once this process is gone, from its first instant
             [*self.launch_prefix, *node_command(*NODE_FLAGS, "--require", str(script_path("parent_watch.js")),
+                                                "--require", str(self.root / DUPLICATE_ROLLS),
                                                 "pokemon-showdown", "start", "--skip-build", "--no-security", str(port))],
             cwd=self.root, env=env, stdin=subprocess.DEVNULL,
             stdout=self._log_file or subprocess.DEVNULL, stderr=subprocess.STDOUT,

@@ -51,6 +51,9 @@ const {Utils} = require('../../lib');
 const ADMIN_TOKEN = process.env.POKEBENCH_ADMIN_TOKEN || '';
 const SERVER_VERSION = require('../../../package.json').version;
 const SEED_PATTERN = /^sodium,[0-9a-f]{32}$/;
+// A battle seed may end in ',duplicate' (duplicate-rolls.js, which the server loads before Showdown).
+const BATTLE_SEED_PATTERN = /^sodium,[0-9a-f]{32}(,duplicate)?$/;
+const {Battle} = require('../../sim/battle');
 
 /** pairKey(a, b) -> registration, for games whose battle has not started yet. */
 const pending = new Map();
@@ -74,8 +77,15 @@ function parseRegistration(text) {
 		if (typeof reg[key] !== 'string' || !reg[key]) throw new Error(`missing ${key}`);
 	}
 	if (!/^[A-Za-z0-9_.-]+$/.test(reg.game_id)) throw new Error(`bad game_id ${reg.game_id}`);
-	for (const key of ['battle_seed', 'p1_team_seed', 'p2_team_seed']) {
+	for (const key of ['p1_team_seed', 'p2_team_seed']) {
 		if (!SEED_PATTERN.test(reg[key])) throw new Error(`${key} must look like sodium,<32 hex digits>`);
+	}
+	if (!BATTLE_SEED_PATTERN.test(reg.battle_seed)) {
+		throw new Error('battle_seed must look like sodium,<32 hex digits> (optionally followed by ,duplicate)');
+	}
+	if (reg.battle_seed.endsWith(',duplicate') && !Battle.duplicateRolls) {
+		throw new Error('this server cannot play duplicate rolls: it was not started with ' +
+			'dist/sim/pokebench-duplicate-rolls.js preloaded (start it through PokéBench: pokebench-server start)');
 	}
 	reg.turn_limit = parseInt(reg.turn_limit, 10);
 	if (!(reg.turn_limit > 0)) throw new Error('turn_limit must be a positive integer');

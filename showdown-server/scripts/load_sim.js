@@ -8,6 +8,7 @@ const path = require('path');
 
 function loadSim(script, pkgDir) {
 	try {
+		require(path.join(pkgDir, 'dist', 'sim', 'pokebench-duplicate-rolls'));  // before the simulator is used
 		return require(path.join(pkgDir, 'dist', 'sim'));
 	} catch (err) {
 		console.error(`${script}: the Pokémon Showdown server is not installed in ${pkgDir} (${err.message}).\n` +
