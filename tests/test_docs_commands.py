@@ -152,6 +152,7 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/python benchmarks/luck_skill_shift.py --runs-dir /tmp/pb-luck/runs --run luck-ladder-fit":
         BENCH + "; it reads the ladder the command before values (tests/test_skill_shift.py checks the shift itself)",
     ".venv/bin/python benchmarks/luck_skill_shift.py --runs-dir /tmp/pb-luck/runs --run luck-ladder": BENCH,
+    ".venv/bin/python benchmarks/duplicate_rolls.py --runs-dir /tmp/pb-luck/runs --pairs 200": BENCH,
     ".venv/bin/python benchmarks/luck_foresight.py --runs-dir /tmp/pb-luck/runs":
         BENCH + "; it plays 800 bot games and searches every outcome of their turns (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --players": BENCH,

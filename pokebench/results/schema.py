@@ -51,7 +51,8 @@ class GameRow(_Row):
     winner: Literal["p1", "p2", "tie"] = Field(description="`p1`, `p2` or `tie` (a tie counts half a win).")
     turns: int = Field(description="Turns played.")
     end_reason: str = Field(description="How the game ended (`normal`, `turn_limit`, `forfeit`, ...).")
-    battle_seed: str = Field(description="Showdown PRNG seed of the battle's rolls.")
+    battle_seed: str = Field(description="Showdown PRNG seed of the battle's rolls; `,duplicate` at its end for a run "
+                                         "with `rolls=duplicate` (docs/method.md).")
     p1_team_seed: str = Field(description="Seed of side 1's random team.")
     p2_team_seed: str = Field(description="Seed of side 2's random team.")
     showdown_version: str = Field(description="Version of the pinned Showdown server that played it.")
