@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/duplicate_rolls.py [--runs-dir /tmp/pb-luck/runs] [--stock rolls-stock]
         [--duplicate rolls-duplicate] [--pairs 100] [--matchups ...] [--seed-text pokebench-rolls-eval]
-        [--figures-only]
+        [--figures-only] [--block N]
 
 Plays (or reuses) two runs of the ladder's bots on the same seed text and matchups, one with ``rolls=stock`` and
 one with ``rolls=duplicate`` (docs/method.md, "Seeds and mirror pairs"), measures the luck of their games
@@ -31,9 +31,12 @@ from luck_validation import BOOTSTRAP, MATCHUPS, Z, cached_luck, games_for, pair
 SEED_TEXT = "pokebench-rolls-eval"
 
 
-def frames(runs_dir: Path, run: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per mirror pair (matchup, pair): raw and adjusted score; per game: side one's chance luck."""
+def frames(runs_dir: Path, run: str, pairs: range | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per mirror pair (matchup, pair): raw and adjusted score; per game: side one's chance luck. With `pairs`,
+    only those pairs of each matchup (their skill shifts from one another alone, as in a run of that many)."""
     games, _ = stored(runs_dir, run)
+    if pairs is not None:
+        games = games[games["pair"].isin(pairs)]
     luck = cached_luck(runs_dir, run, games)
     chance = luck.assign(chance_p1=luck["luck_p1"] - luck.get("action_p1", 0.0)).merge(
         games[["uid", "matchup", "pair", "game"]], on="uid")
@@ -49,6 +52,27 @@ def luck_correlation(chance: pd.DataFrame) -> float:
 
 def interval(values: np.ndarray) -> str:
     return f"[{np.percentile(values, 2.5):.2f}, {np.percentile(values, 97.5):.2f}]"
+
+
+def pooled_ratios(stock: pd.DataFrame, duplicate: pd.DataFrame) -> tuple[float, float, float]:
+    """Stock raw's pooled variance over duplicate raw's, stock adjusted's and duplicate adjusted's (each matchup
+    centred on its own mean)."""
+    var = {(run, col): (frame[col] - frame[col].groupby(level=0).transform("mean")).var()
+           for run, frame in (("stock", stock), ("dup", duplicate)) for col in ("raw", "adjusted")}
+    return tuple(var["stock", "raw"] / var[key] for key in (("dup", "raw"), ("stock", "adjusted"), ("dup", "adjusted")))
+
+
+def blocks(runs_dir: Path, runs: dict[str, str], size: int) -> None:
+    """The pooled ratios in blocks of `size` pairs per matchup, as a run of that many pairs would see them."""
+    top = int(stored(runs_dir, runs["stock"])[0]["pair"].max())
+    print(f"\n  in blocks of {size} pairs per matchup: stock raw over duplicate raw, stock adjusted, duplicate adjusted")
+    found = []
+    for first in range(1, top - size + 2, size):
+        span = range(first, first + size)
+        (stock, _), (duplicate, _) = (frames(runs_dir, run, span) for run in runs.values())
+        found.append(pooled_ratios(stock, duplicate))
+        print(f"  pairs {first}–{first + size - 1}: " + "  ".join(f"{r:4.2f}" for r in found[-1]))
+    print("  mean: " + "  ".join(f"{r:4.2f}" for r in np.mean(found, axis=0)))
 
 
 def report(stock: pd.DataFrame, duplicate: pd.DataFrame) -> None:
@@ -95,6 +119,8 @@ def main() -> None:
     parser.add_argument("--seed-text", default=SEED_TEXT)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--figures-only", action="store_true", help="play and value nothing: the cached runs' figures")
+    parser.add_argument("--block", type=int, default=0, metavar="N",
+                        help="also the pooled ratios in blocks of N pairs per matchup (an LLM run has tens of pairs)")
     args = parser.parse_args()
     args.runs_dir.mkdir(parents=True, exist_ok=True)
     runs = {"stock": args.stock, "duplicate": args.duplicate}
@@ -109,6 +135,8 @@ def main() -> None:
     print(f"corr of side one's chance luck between a pair's two games: stock {luck_correlation(stock_chance):+.3f}, "
           f"duplicate {luck_correlation(duplicate_chance):+.3f}")
     report(stock, duplicate)
+    if args.block:
+        blocks(args.runs_dir, runs, args.block)
 
 
 if __name__ == "__main__":
