@@ -7,16 +7,20 @@ replayed from its input log; the config is checked before any game.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 
 import pytest
 
 from pokebench.paths import showdown_package_dir
-from pokebench.play.plan import ConfigError, fingerprint, plan_run
+from pokebench.play.arena import HarnessError
+from pokebench.play.plan import ConfigError, check_format, fingerprint, plan_run
+from pokebench.play.runner import ask_format
 from pokebench.play.schedule import build_schedule
 from pokebench.seeds import pair_seeds
-from pokebench.showdown.server import DUPLICATE_ROLLS
+from pokebench.showdown import server as showdown_server
+from pokebench.showdown.server import DUPLICATE_ROLLS, LocalShowdown
 from support.games import REPO_DIR, play, results
 from test_plan import config
 
@@ -87,3 +91,17 @@ def test_rolls_are_checked_before_any_game_and_a_stock_run_keeps_its_identity():
     classes = {name: type(None) for name in stock.factories}
     assert "rolls" not in fingerprint(config("+run=bots-smoke"), classes)  # stores of earlier runs resume
     assert fingerprint(config("+run=bots-smoke", "rolls=duplicate"), classes)["rolls"] == "duplicate"
+
+
+def test_a_server_without_the_duplicate_rolls_refuses_such_a_run_before_any_game_and_such_a_game(showdown, monkeypatch):
+    check_format("gen9randombattle", asyncio.run(ask_format(showdown, "gen9randombattle")), "duplicate")
+    monkeypatch.setattr(showdown_server, "DUPLICATE_ROLLS", "dist/sim/index.js")  # a preload that is not it
+    with LocalShowdown() as bare:
+        info = asyncio.run(ask_format(bare, "gen9randombattle"))
+        check_format("gen9randombattle", info, "stock")
+        with pytest.raises(ConfigError, match="rolls=duplicate: the Showdown server cannot play duplicate rolls .* "
+                                              "or play rolls=stock"):
+            check_format("gen9randombattle", info, "duplicate")
+        spec = build_schedule("t", "bare", 1, [("random", "max-damage")], rolls="duplicate")[0]
+        outcome = play(bare, [spec])[0]  # the plugin itself refuses to register the game
+        assert isinstance(outcome, HarnessError) and "cannot play duplicate rolls" in outcome.detail, outcome

@@ -415,11 +415,17 @@ def _supported_formats(cls: type) -> tuple[str, ...] | None:
     return tuple(formats) if formats is not None else None
 
 
-def check_format(battle_format: str, info: dict[str, Any]) -> None:
-    """Refuse a format the running server does not know, or cannot make random singles teams for.
+def check_format(battle_format: str, info: dict[str, Any], rolls: str = "stock") -> None:
+    """Refuse a format the running server does not know, or cannot make random singles teams for; and a run of
+    duplicate rolls on a server that cannot play them.
 
     `info` is the plugin's answer to ``/pokebench format`` (see showdown-server/plugin/pokebench.js).
     """
+    if rolls == "duplicate" and not info.get("duplicate_rolls"):
+        raise ConfigError("rolls=duplicate: the Showdown server cannot play duplicate rolls (it was not started with "
+                          "PokéBench's dist/sim/pokebench-duplicate-rolls.js preloaded). Run `pokebench-server "
+                          "install` and start it through PokéBench (`pokebench-server start`, or no server.port), or "
+                          "play rolls=stock.")
     if not info.get("exists"):
         near = info.get("similar") or []
         hint = f" Did you mean {', '.join(near)}?" if near else ""

@@ -34,7 +34,8 @@
  *     /pokebench format <token> <format> -> |pokebench|format|<format>|<json>
  *
  * ping is the harness's liveness check (a hung server does not answer it); format says
- * whether the server knows a format and can generate random singles teams for it.
+ * whether the server knows a format and can generate random singles teams for it, and
+ * whether it can play duplicate rolls (duplicate-rolls.js preloaded).
  * When the simulator process that runs a harness game dies, the plugin sends
  * `|pokebench|crashed|<json>` ({game_id, detail}) at once: the game is void.
  *
@@ -210,7 +211,8 @@ Rooms.createBattle = function (options) {
 /** What the harness needs to know of a format before it plays any game in it. */
 function formatInfo(asked) {
 	const format = Dex.formats.get(asked);
-	const info = {showdown_version: SERVER_VERSION, exists: !!(format && format.exists && format.effectType === 'Format')};
+	const info = {showdown_version: SERVER_VERSION, exists: !!(format && format.exists && format.effectType === 'Format'),
+		duplicate_rolls: !!Battle.duplicateRolls};
 	if (info.exists) {
 		info.id = format.id;
 		info.name = format.name;
