@@ -21,33 +21,52 @@ centred on its own mean):
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from luck_validation import BOOTSTRAP, MATCHUPS, Z, cached_luck, games_for, pair_frame, play, stored, value_missing
+from luck_validation import BOOTSTRAP, MATCHUPS, Z, games_for, pair_frame, play, stored, value_missing
+from pokebench.analysis.luck_rows import cached_entries, luck_rows
+from pokebench.results.loading import load_runs
 
 SEED_TEXT = "pokebench-rolls-eval"
 
 
-def frames(runs_dir: Path, run: str, pairs: range | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per mirror pair (matchup, pair): raw and adjusted score; per game: side one's chance luck. With `pairs`,
-    only those pairs of each matchup (their skill shifts from one another alone, as in a run of that many)."""
-    games, _ = stored(runs_dir, run)
-    if pairs is not None:
-        games = games[games["pair"].isin(pairs)]
-    luck = cached_luck(runs_dir, run, games)
-    chance = luck.assign(chance_p1=luck["luck_p1"] - luck.get("action_p1", 0.0)).merge(
-        games[["uid", "matchup", "pair", "game"]], on="uid")
-    return pair_frame(games, luck).set_index(["matchup", "pair"]), chance
+@dataclass
+class Run:
+    """A run's games (games.csv's frame) and its luck cache's entries, read once."""
+
+    games: pd.DataFrame
+    entries: list[dict[str, Any]]
+
+    @classmethod
+    def read(cls, runs_dir: Path, run: str) -> Run:
+        with load_runs([run], runs_dir) as data:
+            games = data.games.copy()
+            return cls(games, cached_entries(data.run_dirs, map(str, games["uid"])))
+
+    def frames(self, pairs: range | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Per mirror pair (matchup, pair): raw and adjusted score; per game: side one's chance luck. With `pairs`,
+        only those pairs of each matchup (their skill shifts from one another alone, as in a run of that many)."""
+        games = self.games if pairs is None else self.games[self.games["pair"].isin(pairs)]
+        luck = luck_rows(self.entries, games)[0]
+        chance = luck.assign(chance_p1=luck["luck_p1"] - luck.get("action_p1", 0.0)).merge(
+            games[["uid", "matchup", "pair", "game"]], on="uid")
+        return pair_frame(games, luck).set_index(["matchup", "pair"]), chance
+
+
+def centred(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each matchup (the index's first level) around its own mean."""
+    return frame - frame.groupby(level=0).transform("mean")
 
 
 def luck_correlation(chance: pd.DataFrame) -> float:
     """corr over pairs of side one's chance luck in game 1 and in game 2 (each matchup centred)."""
-    wide = chance.pivot_table(index=["matchup", "pair"], columns="game", values="chance_p1").dropna()
-    centred = wide - wide.groupby(level=0).transform("mean")
-    return float(np.corrcoef(centred[1], centred[2])[0, 1])
+    wide = centred(chance.pivot_table(index=["matchup", "pair"], columns="game", values="chance_p1").dropna())
+    return float(np.corrcoef(wide[1], wide[2])[0, 1])
 
 
 def interval(values: np.ndarray) -> str:
@@ -57,20 +76,19 @@ def interval(values: np.ndarray) -> str:
 def pooled_ratios(stock: pd.DataFrame, duplicate: pd.DataFrame) -> tuple[float, float, float]:
     """Stock raw's pooled variance over duplicate raw's, stock adjusted's and duplicate adjusted's (each matchup
     centred on its own mean)."""
-    var = {(run, col): (frame[col] - frame[col].groupby(level=0).transform("mean")).var()
+    var = {(run, col): centred(frame[[col]])[col].var()
            for run, frame in (("stock", stock), ("dup", duplicate)) for col in ("raw", "adjusted")}
     return tuple(var["stock", "raw"] / var[key] for key in (("dup", "raw"), ("stock", "adjusted"), ("dup", "adjusted")))
 
 
-def blocks(runs_dir: Path, runs: dict[str, str], size: int) -> None:
+def blocks(stock: Run, duplicate: Run, size: int) -> None:
     """The pooled ratios in blocks of `size` pairs per matchup, as a run of that many pairs would see them."""
-    top = int(stored(runs_dir, runs["stock"])[0]["pair"].max())
+    top = int(stock.games["pair"].max())
     print(f"\n  in blocks of {size} pairs per matchup: stock raw over duplicate raw, stock adjusted, duplicate adjusted")
     found = []
     for first in range(1, top - size + 2, size):
         span = range(first, first + size)
-        (stock, _), (duplicate, _) = (frames(runs_dir, run, span) for run in runs.values())
-        found.append(pooled_ratios(stock, duplicate))
+        found.append(pooled_ratios(stock.frames(span)[0], duplicate.frames(span)[0]))
         print(f"  pairs {first}–{first + size - 1}: " + "  ".join(f"{r:4.2f}" for r in found[-1]))
     print("  mean: " + "  ".join(f"{r:4.2f}" for r in np.mean(found, axis=0)))
 
@@ -82,8 +100,8 @@ def report(stock: pd.DataFrame, duplicate: pd.DataFrame) -> None:
     print(f"  {'matchup':28s} pairs  score stock / dup  dup − stock        var raw stock / dup   var adj stock / dup"
           "   stock raw over: dup raw   stock adj   dup adj")
     groups = [(m, stock.loc[m], duplicate.loc[m]) for m in both.get_level_values(0).unique()]
-    centred = [frame - frame.groupby(level=0).transform("mean") for frame in (stock, duplicate)]
-    for name, s, d in [*groups, ("pooled (centred per matchup)", *centred)]:
+    pooled = [centred(frame) for frame in (stock, duplicate)]
+    for name, s, d in [*groups, ("pooled (centred per matchup)", *pooled)]:
         if s["raw"].var() == 0 or d["raw"].var() == 0:  # one player wins every pair: nothing to compare
             print(f"  {name:28s} {len(s):5d}  {s['raw'].mean():5.3f} / {d['raw'].mean():5.3f}  (no variance)")
             continue
@@ -103,10 +121,10 @@ def report(stock: pd.DataFrame, duplicate: pd.DataFrame) -> None:
               f"       {point['stock', 'adjusted']:.4f} / {point['dup', 'adjusted']:.4f}    "
               + "  ".join(f"{r:4.2f} {interval(b)}" for r, b in ratios))
     score = stock["raw"].mean()
-    print(f"\n  games for ±50 Elo at the pooled score {score:.3f}: stock raw {games_for(centred[0]['raw'].var(), score):.0f}, "
-          f"stock adjusted {games_for(centred[0]['adjusted'].var(), score):.0f}, "
-          f"duplicate raw {games_for(centred[1]['raw'].var(), score):.0f}, "
-          f"duplicate adjusted {games_for(centred[1]['adjusted'].var(), score):.0f}")
+    print(f"\n  games for ±50 Elo at the pooled score {score:.3f}: stock raw {games_for(pooled[0]['raw'].var(), score):.0f}, "
+          f"stock adjusted {games_for(pooled[0]['adjusted'].var(), score):.0f}, "
+          f"duplicate raw {games_for(pooled[1]['raw'].var(), score):.0f}, "
+          f"duplicate adjusted {games_for(pooled[1]['adjusted'].var(), score):.0f}")
 
 
 def main() -> None:
@@ -129,14 +147,15 @@ def main() -> None:
             play(args.runs_dir, run, args.pairs, args.matchups, args.seed_text, rolls)
             games, logs = stored(args.runs_dir, run)
             value_missing(args.runs_dir, run, games, logs, args.workers)
-    (stock, stock_chance), (duplicate, duplicate_chance) = (frames(args.runs_dir, run) for run in runs.values())
+    stock_run, duplicate_run = (Run.read(args.runs_dir, run) for run in runs.values())
+    (stock, stock_chance), (duplicate, duplicate_chance) = stock_run.frames(), duplicate_run.frames()
     print(f"runs {args.stock} (stock) and {args.duplicate} (duplicate)"
           + ("" if args.figures_only else f", played on the seed text {args.seed_text!r}"))
     print(f"corr of side one's chance luck between a pair's two games: stock {luck_correlation(stock_chance):+.3f}, "
           f"duplicate {luck_correlation(duplicate_chance):+.3f}")
     report(stock, duplicate)
     if args.block:
-        blocks(args.runs_dir, runs, args.block)
+        blocks(stock_run, duplicate_run, args.block)
 
 
 if __name__ == "__main__":

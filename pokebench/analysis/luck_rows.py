@@ -24,8 +24,8 @@ from pokebench.analysis.settings import ACTION_WEIGHT, LUCK_VERSION, SKILL_SHIFT
 from pokebench.analysis.value import ValueModel, load_value_model
 from pokebench.results.schema import SIDE_ONE_SCORE, LuckRow, LuckTurnRow, columns
 
-__all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "read_luck", "side_one_score",
-           "skill_shifts", "shift_index"]
+__all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "cached_entries", "read_luck",
+           "side_one_score", "skill_shifts", "shift_index"]
 
 LUCK_COLUMNS = columns(LuckRow)
 LUCK_TURN_COLUMNS = columns(LuckTurnRow)
@@ -97,12 +97,17 @@ def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame,
     return luck, turns
 
 
+def cached_entries(run_dirs: Sequence[Path], uids: Iterable[str], model: ValueModel | None = None
+                   ) -> list[dict[str, Any]]:
+    """The luck cache's entries of the games `uids` in the runs' folders, one per game."""
+    engine = engine_version() or None  # without poke-engine here, what any version cached
+    settings = luck_settings(model)
+    wanted = set(uids)
+    return list({e["uid"]: e for run_dir in run_dirs
+                 for e in read_entries(luck_path(run_dir), engine, settings, key=game_key) if e["uid"] in wanted}.values())
+
+
 def read_luck(run_dirs: Sequence[Path], games: pd.DataFrame, model: ValueModel | None = None
               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The luck tables of the games of `games` cached in the runs' folders (empty with their columns if none)."""
-    engine = engine_version() or None  # without poke-engine here, what any version cached
-    settings = luck_settings(model)
-    wanted = set(map(str, games["uid"]))
-    entries = {e["uid"]: e for run_dir in run_dirs
-               for e in read_entries(luck_path(run_dir), engine, settings, key=game_key) if e["uid"] in wanted}
-    return luck_rows(entries.values(), games)
+    return luck_rows(cached_entries(run_dirs, map(str, games["uid"]), model), games)

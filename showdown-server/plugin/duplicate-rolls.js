@@ -86,7 +86,6 @@ class DuplicateRolls {
 	sample(items) { return this.stream(`s${items.length}`).sample(items); }
 	shuffle(items, start = 0, end = items.length) { return this.stream(`h${end - start}`).shuffle(items, start, end); }
 	getSeed() { return this.startingSeed; }
-	clone() { return new DuplicateRolls(this.battle, this.startingSeed); }
 }
 
 // Battle's constructor (and resetRNG) assign `this.prng`: a battle whose seed carries the flag
