@@ -153,6 +153,8 @@ NOT_RUN: dict[str, str] = {
         BENCH + "; it reads the ladder the command before values (tests/test_skill_shift.py checks the shift itself)",
     ".venv/bin/python benchmarks/luck_skill_shift.py --runs-dir /tmp/pb-luck/runs --run luck-ladder": BENCH,
     ".venv/bin/python benchmarks/duplicate_rolls.py --runs-dir /tmp/pb-luck/runs --pairs 200": BENCH,
+    ".venv/bin/python benchmarks/common_opponents.py --runs-dir /tmp/pb-luck/runs --run luck-ladder --run luck-ladder-fit":
+        BENCH + "; it reads the ladders' runs and luck caches above",
     ".venv/bin/python benchmarks/luck_foresight.py --runs-dir /tmp/pb-luck/runs":
         BENCH + "; it plays 800 bot games and searches every outcome of their turns (minutes)",
     ".venv/bin/python benchmarks/luck_variates.py --runs-dir /tmp/pb-luck/runs --players": BENCH,
