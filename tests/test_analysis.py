@@ -132,6 +132,47 @@ def test_a_players_view_of_its_own_side_and_the_field_is_showdowns_own_state(rec
     assert compared > 100
 
 
+def _shown_opponent_facts(position) -> tuple[dict, dict[str, tuple[bool, float, str]]]:
+    """Side two's facts the battle showed the player: its active's species, status, boosts, volatiles, substitute,
+    bad poison's count, Terastallization, types and Protects in a row; its side's conditions and Wish; whether it
+    replaces a fainted Pokémon at once or still moves this turn (after a pivot); and each of its Pokémon the
+    player has seen: fainted, share of HP, status. (Not its last move: Showdown forgets it at a switch-in, the
+    view writes SWITCHED_IN, the same to the engine; nor the turns of timed volatiles the lines do not count.)"""
+    side = position.side_two
+    active = side.mons[side.active]
+    facts = {"active": active.species, "conditions": side.conditions, "wish": side.wish,
+             "force_switch": side.force_switch, "still_to_move": side.still_to_move}
+    if not active.fainted:
+        facts |= {"status": active.status, "boosts": side.boosts, "volatiles": side.volatiles - VIEW_ONLY_VOLATILES,
+                  "substitute": side.substitute_hp > 0, "toxic_count": side.toxic_count,
+                  "terastallized": active.terastallized, "types": active.types, "protect_streak": side.protect_streak}
+    mons = {m.species: (m.fainted, m.hp / m.max_hp, m.status) for m in side.mons}
+    return facts, mons
+
+
+def test_a_players_view_of_what_the_opponent_showed_is_showdowns_own_state(records, games) -> None:
+    """At every decision of real games, what the battle showed of the opponent (`_shown_opponent_facts`) equals
+    Showdown's full information, HP to the shown percentage (a benched Regenerator's third included)."""
+    sets = SetTable.load()
+    compared = 0
+    for record in records:
+        game = games[record["game_id"]]
+        for decision in game.decisions:
+            name = player_name(record["input_log"], decision.side)
+            [view] = player_positions(game, decision, name, sets, random.Random(0), 1)
+            truth = position_from_showdown(decision)
+            (facts, seen), (true_facts, mons) = _shown_opponent_facts(view), _shown_opponent_facts(truth)
+            where = (record["game_id"], decision.index)
+            assert facts == true_facts, where
+            for species, (fainted, share, status) in seen.items():
+                if species in mons:  # shown (the others are drawn from the sets)
+                    true_fainted, true_share, true_status = mons[species]
+                    assert (fainted, status) == (true_fainted, true_status), (*where, species)
+                    assert abs(share - true_share) <= 0.015, (*where, species)
+            compared += 1
+    assert compared > 100
+
+
 def test_the_players_view_knows_only_what_its_messages_revealed(records, games) -> None:
     sets = SetTable.load()
     record = records[0]

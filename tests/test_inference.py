@@ -382,6 +382,50 @@ def test_after_our_pivot_moved_first_the_opponent_still_moves_against_the_switch
         assert build_state(position).side_two.slow_uturn_move is still
 
 
+def test_after_a_double_knock_out_the_opponent_chooses_its_replacement_at_once_and_after_our_pivot_ko_it_waits(table):
+    """Both actives fainted in one turn: both sides choose a replacement at once (Showdown asks both). Our Volt
+    Switch knocked its Pokémon out: we choose our switch-in first, it chooses its own at the turn's end."""
+    pytest.importorskip("poke_engine", reason="poke-engine is not built: make setup")
+    from pokebench.engine.state import build_state
+
+    start = ["|player|p1|me|", "|player|p2|them|", "|switch|p1a: Pikachu|Pikachu, L92, M|200/200",
+             "|switch|p2a: Pikachu|Pikachu, L92, F|100/100", "|turn|1"]
+    double = ["|move|p2a: Pikachu|Volt Tackle|p1a: Pikachu", "|-damage|p1a: Pikachu|0 fnt", "|faint|p1a: Pikachu",
+              "|-damage|p2a: Pikachu|0 fnt|[from] Recoil", "|faint|p2a: Pikachu", "|upkeep"]
+    pivot = ["|move|p1a: Pikachu|Volt Switch|p2a: Pikachu", "|-damage|p2a: Pikachu|0 fnt", "|faint|p2a: Pikachu"]
+    fainted = switch_request()
+    fainted["side"]["pokemon"][0]["condition"] = "0 fnt"
+    for lines, request, at_once in ((double, fainted, True), (pivot, switch_request(), False)):
+        battle = battle_from_messages([*start, *lines, "|request|" + json.dumps(request)], "me")
+        position = positions_from_battle(battle, table, random.Random(1), 1)[0]
+        assert position.side_one.force_switch and position.side_two.force_switch is at_once
+        assert build_state(position).side_two.force_switch is at_once
+
+
+def test_a_screen_set_by_a_light_clay_holder_lasts_eight_turns_other_screens_five(table):
+    """Every Abomasnow of the sets holds a Light Clay: its Aurora Veil has 7 turns left a turn later; our Pikachu
+    (a Light Ball) set Reflect the same turn: 4 left."""
+    assert {found.item for found, _ in table.sets["abomasnow"]} == {"lightclay"}
+    position = position_after(["|switch|p2a: Abomasnow|Abomasnow, L84, F|100/100", "|turn|1",
+                               "|move|p1a: Pikachu|Reflect|p1a: Pikachu", "|-sidestart|p1: me|Reflect",
+                               "|move|p2a: Abomasnow|Aurora Veil|p2a: Abomasnow", "|-sidestart|p2: them|move: Aurora Veil",
+                               "|upkeep", "|turn|2"], table)
+    assert position.side_one.conditions == {"reflect": 4} and position.side_two.conditions == {"auroraveil": 7}
+
+
+def test_an_opponents_benched_regenerator_has_a_third_of_its_hp_back_which_showdown_does_not_show(table):
+    """Regenerator heals a third at the switch-out without a line: a benched Slowbro (every set of it has
+    Regenerator) is searched with it, a benched Garchomp (Rough Skin) with its HP as last shown."""
+    assert {found.ability for found, _ in table.sets["slowbro"]} == {"regenerator"}
+    position = position_after(["|switch|p2a: Slowbro|Slowbro, L85, F|40/100", "|turn|1",
+                               "|switch|p2a: Garchomp|Garchomp, L74, F|40/100", "|turn|2",
+                               "|switch|p2a: Slowbro|Slowbro, L85, F|30/100", "|turn|3",
+                               "|switch|p2a: Pelipper|Pelipper, L86, F|100/100", "|turn|4"], table)
+    slowbro, garchomp = (next(m for m in position.side_two.mons if m.species == s) for s in ("slowbro", "garchomp"))
+    assert slowbro.hp == round(0.30 * slowbro.max_hp) + slowbro.max_hp // 3
+    assert garchomp.hp == round(0.40 * garchomp.max_hp)
+
+
 def test_the_weather_counts_down_from_the_turn_it_began_not_from_its_last_end_of_turn(table):
     rain = ["|switch|p2a: Pelipper|Pelipper, L86, F|100/100", "|-weather|RainDance|[from] ability: Drizzle|[of] p2a: Pelipper",
             "|turn|1"]

@@ -27,6 +27,8 @@ TIMED_TURNS = {"taunt": 3, "encore": 3}
 _TIMED_NAMES = {"move: Taunt": "taunt", "Encore": "encore"}
 #: A lock ends when its move does not go through (the line right after the move's).
 _NOT_THROUGH = frozenset({"-miss", "-fail", "-immune"})
+#: Screens: 5 turns, 8 when the Pokémon that set them holds a Light Clay (which no line shows).
+SCREENS = frozenset({"reflect", "lightscreen", "auroraveil"})
 
 
 @dataclass
@@ -50,12 +52,15 @@ class LineFacts:
     timed: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Pokémon that moved last time they could: with Truant they loaf this turn.
     truant: set[str] = field(default_factory=set)
+    #: Each side's screens, (side, screen) -> the Pokémon that set it: ``("p2", "auroraveil") -> "p2: Ninetales"``.
+    screens: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
     """The :class:`LineFacts` of a side's protocol lines, split on ``|`` (the first part empty)."""
     facts = LineFacts()
     turn, acted, locking = 0, set[str](), ""  # the Pokémon that acted this turn; a locking move's user just now
+    movers: dict[str, str] = {}  # each side's Pokémon that last moved
     for parts in lines:
         kind = parts[1] if len(parts) > 1 else ""
         who = team_key(parts[2]) if len(parts) > 2 and parts[2][:1] == "p" else ""
@@ -79,6 +84,9 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
         elif kind == "move":
             locking = _moved(facts, who, parts, turn)
             acted.add(who)
+            movers[who[:2]] = who
+        elif kind == "-sidestart" and to_id(parts[3].removeprefix("move: ")) in SCREENS:
+            facts.screens[parts[2][:2], to_id(parts[3].removeprefix("move: "))] = movers.get(parts[2][:2], "")
         elif kind == "cant":
             _could_not_move(facts, who, parts[3])
             acted.add(who)

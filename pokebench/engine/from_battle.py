@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Container
 
 from poke_env.battle import AbstractBattle, Effect, Pokemon, PokemonType, Status
 from poke_env.battle.side_condition import STACKABLE_CONDITIONS
@@ -48,6 +49,8 @@ RANDOM_BATTLE_IVS = 31
 #: Turns of weather, terrain, Trick Room and screens without their extenders (Light Clay, rocks...).
 DEFAULT_TURNS = {"weather": 5, "terrain": 5, "trickroom": 5, "reflect": 5, "lightscreen": 5, "auroraveil": 5,
                  "safeguard": 5, "mist": 5, "tailwind": 4, "luckychant": 5}
+#: A screen's turns when the Pokémon that set it holds a Light Clay (battle_lines.SCREENS).
+LIGHT_CLAY_TURNS = 8
 _STATUS = {Status.BRN: "brn", Status.PAR: "par", Status.SLP: "slp", Status.FRZ: "frz", Status.PSN: "psn",
            Status.TOX: "tox"}
 _UNKNOWN_ITEM = "unknown_item"
@@ -203,13 +206,14 @@ def _volatile_turns(volatiles: set[str], key: str, facts: LineFacts) -> dict[str
     return turns
 
 
-def _conditions(conditions: dict, turn: int) -> dict[str, int]:
+def _conditions(conditions: dict, turn: int, light_clay: Container[str] = ()) -> dict[str, int]:
     """poke-env's side conditions (layers of Spikes and Toxic Spikes; for the others the turn they started) as
-    layers, turns left, or 1 (Stealth Rock, Sticky Web: the engine hurts a switch-in only at 1)."""
+    layers, turns left, or 1 (Stealth Rock, Sticky Web: the engine hurts a switch-in only at 1); the screens in
+    `light_clay` last 8 turns."""
     out = {}
     for condition, value in conditions.items():
         name = condition.name.lower().replace("_", "")
-        duration = DEFAULT_TURNS.get(name)
+        duration = LIGHT_CLAY_TURNS if name in light_clay else DEFAULT_TURNS.get(name)
         if condition in STACKABLE_CONDITIONS:
             out[name] = value
         elif duration:
@@ -234,10 +238,13 @@ def _side(battle: AbstractBattle, facts: LineFacts, keyed: list[tuple[str, Pokem
     index = next((i for i, (_, m) in enumerate(keyed) if m is active), 0)
     key, mon = keyed[index][0] if keyed else "", mons[index]
     volatiles = _volatiles(active, key, facts)
+    items = {k: spec.item for (k, _), spec in zip(keyed, mons)}  # shown or drawn
+    light_clay = {screen for (side, screen), setter in facts.screens.items()
+                  if side == key[:2] and items.get(setter) == "lightclay"}
     return SideSpec(
         mons=mons, active=index, boosts={k: v for k, v in (active.boosts if active else {}).items() if v},
         volatiles=volatiles, volatile_turns=_volatile_turns(volatiles, key, facts),
-        conditions=_conditions(conditions, battle.turn),
+        conditions=_conditions(conditions, battle.turn, light_clay),
         substitute_hp=mon.max_hp // 4 if "substitute" in volatiles else 0,
         toxic_count=facts.toxic_stage.get(key, 0) if mon.status == "tox" else 0, force_switch=force_switch,
         still_to_move=still_to_move, trapped=trapped, last_move=locked_to or _last_move(active),
@@ -285,6 +292,8 @@ def _opponent_mon(mon: Pokemon, key: str, chosen: RandomSet | None, facts: LineF
     ability = mon.ability or (chosen.ability if chosen else "") or "noability"
     tera = _type_id(mon.tera_type) if mon.is_terastallized and mon.tera_type else (chosen.tera_type if chosen else "")
     hp = 0 if mon.fainted else max(1, round(mon.current_hp_fraction * max_hp))
+    if hp and not mon.active and ability == "regenerator":
+        hp = min(max_hp, hp + max_hp // 3)  # healed unseen at its switch-out, since its HP was last shown
     return MonSpec(species=species, level=mon.level, types=_current_types(mon),
                    base_types=_base_types(species), hp=hp, max_hp=max_hp, stats=stats, moves=moves,
                    item=item, ability=ability, tera_type=tera or "typeless",
@@ -322,7 +331,11 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         notes.append("side_two: no active Pokémon shown; the first one taken")
     wish = _wish(facts.wishes.get(battle.opponent_role or ""), battle.turn,
                  {key: spec.max_hp for (key, _), spec in zip(keyed, mons)})
-    side = _side(battle, facts, keyed, mons, battle.opponent_active_pokemon, battle.opponent_side_conditions,
+    active, ours = battle.opponent_active_pokemon, battle.active_pokemon
+    # both actives fainted in one turn: the opponent chooses its replacement as we choose ours (after our pivot
+    # knocked it out, it chooses once it has seen our switch-in)
+    replacing = bool(battle.force_switch) and all(m is not None and m.fainted for m in (active, ours))
+    side = _side(battle, facts, keyed, mons, active, battle.opponent_side_conditions, force_switch=replacing,
                  still_to_move=still_to_move, wish=wish)
     _hold_to_choice(side)
     return side

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -116,6 +117,9 @@ def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], labe
         conditions[cid] = int(state.get("layers") or _turns_left(state) or 1)
     volatiles = set(active["volatiles"])
     volatile_turns = {vid: _turns_left(state) for vid, state in active["volatiles"].items() if _turns_left(state)}
+    # Showdown's `stall` triples its counter at each Protect (and the like) in a row that worked: 3, 9, 27...
+    stall_counter = int(active["volatiles"].get("stall", {}).get("counter") or 1)
+    protect_streak = round(math.log(stall_counter, 3))
     wish = (0, 0)
     slot = side["slot_conditions"][0] if side["slot_conditions"] else {}
     if "wish" in slot:
@@ -135,8 +139,9 @@ def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], labe
         volatiles=volatiles, conditions=conditions,
         substitute_hp=int(active["volatiles"].get("substitute", {}).get("hp", 0)),
         toxic_count=int(active["status_state"].get("stage", 0)) if active["status"] == "tox" else 0,
-        force_switch=side["force_switch"], trapped=side["trapped"], last_move=active["last_move"],
-        wish=wish, future_sight=future, volatile_turns=volatile_turns)
+        force_switch=side["force_switch"], still_to_move=side["still_to_move"], trapped=side["trapped"],
+        last_move=active["last_move"],
+        protect_streak=protect_streak, wish=wish, future_sight=future, volatile_turns=volatile_turns)
 
 
 def _tera_spent(dumped: list[dict[str, Any]], mons: list[MonSpec]) -> list[MonSpec]:

@@ -42,7 +42,8 @@ APPROXIMATIONS: dict[str, str] = {
     "last move": "kept only as a slot of the active Pokémon's moves, or as its switch-in when it has not moved since; "
                  "otherwise none",
     "items poke-engine lacks": f"{', '.join(sorted(ITEMS_HELD_AS_NONE))}: held as no item (0.0.48 has none of "
-    "them; the random-battle sets deal them)",
+    "them; the random-battle sets deal them); a screen up at the decision keeps the turns its setter's Light Clay "
+    "(shown or drawn) gives it, one set in the search lasts 5",
     "nature and EVs": "the engine's defaults (serious, 85 each): the stats themselves are given",
     "opponent's unrevealed facts (player's information)": "sampled from the pinned server's random-battle sets "
     "(sets.py; a Pokémon not yet seen under the generator's team rules, team_rules.py); its stats from base "
@@ -52,6 +53,9 @@ APPROXIMATIONS: dict[str, str] = {
     "Future Sight (full information)": "Showdown keeps it on the target's slot; the engine on the user's side, "
     "with the turns left",
     "illusion": "the player's information takes the Pokémon shown as the one there",
+    "Regenerator (player's information)": "an opponent's benched Pokémon whose ability is Regenerator (shown or "
+    "drawn) has a third of its HP back on its last shown HP: Showdown does not show the heal at the switch-out "
+    "(nor a Neutralizing Gas that stopped it)",
     "turns asleep (player's information)": f"poke-env's count, at most {MAX_SLEEP_TURNS}: it counts each move made asleep "
     "(Sleep Talk's twice a turn) and a bad poison's turns before Rest; after the Pokémon's own Rest, Rest's turns left "
     "from the turns it could not move since",

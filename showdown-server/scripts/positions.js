@@ -81,6 +81,10 @@ function dumpSide(side) {
 	return {
 		force_switch: !!(request && request.forceSwitch && request.forceSwitch[0]),
 		trapped: !!(request && request.active && request.active[0] && request.active[0].trapped),
+		// its move of the turn still to come: the other side's pivot (U-turn...) went first and chooses its switch-in
+		// (a fainted Pokémon's move stays queued, and never comes)
+		still_to_move: side.battle.queue.list.some(action => action.choice === 'move' && action.pokemon.side === side &&
+			!action.pokemon.fainted),
 		pokemon: side.pokemon.map(dumpPokemon),
 		active: side.active.map(pokemon => (pokemon ? side.pokemon.indexOf(pokemon) : -1)),
 		side_conditions: Object.fromEntries(Object.entries(side.sideConditions).map(([id, state]) => [id, plain(state)])),
