@@ -3,6 +3,8 @@ Showdown's, and `pokebench analyse` on a real bot run (real server, real poke-en
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import os
 import random
@@ -171,6 +173,19 @@ def test_a_players_view_of_what_the_opponent_showed_is_showdowns_own_state(recor
                     assert abs(share - true_share) <= 0.015, (*where, species)
             compared += 1
     assert compared > 100
+
+
+def test_a_quark_drive_or_protosynthesis_in_showdowns_state_reaches_the_engine_with_its_stat(games) -> None:
+    """Showdown keeps the boosted stat apart (``quarkdrive`` with ``bestStat: def``); the engine's volatile names it
+    (``QUARKDRIVEDEF``), as the player's view reads it from the ``-start`` line."""
+    decision = next(iter(games.values())).decisions[0]
+    state = copy.deepcopy(decision.state)
+    for volatile, stat in (("quarkdrive", "def"), ("protosynthesis", "spa")):
+        side = state["sides"][decision.side]
+        side["pokemon"][side["active"][0]]["volatiles"] = {volatile: {"id": volatile, "bestStat": stat}}
+        position = position_from_showdown(dataclasses.replace(decision, state=state))
+        assert position.side_one.volatiles == {volatile + stat}
+        assert {str(v).upper() for v in build_state(position).side_one.volatile_statuses} == {f"{volatile}{stat}".upper()}
 
 
 def test_the_players_view_knows_only_what_its_messages_revealed(records, games) -> None:

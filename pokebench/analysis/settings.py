@@ -12,13 +12,15 @@ __all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "SKI
 #: battle, pokebench/engine/inference.py; 3: the player view reads what poke-env does not keep from the lines,
 #: pokebench/engine/battle_lines.py, and the full information keeps a fainted Pokémon's Terastallization spent;
 #: 4: the player view heals an opponent's benched Regenerator and has both sides replace a double knock-out at
-#: once, the full information keeps a move still to come after the other side's pivot and Protects in a row):
+#: once, the full information keeps a move still to come after the other side's pivot, Protects in a row, and the
+#: stat a Quark Drive or Protosynthesis boosts):
 #: older cached searches are not reused.
 ANALYSIS_VERSION = 4
 #: Bumped when what the luck of a turn is changes (pokebench/analysis/luck.py): older cached luck is not reused.
 #: 3: the action luck of bots that record their policy; 4: full-information states keep a fainted Pokémon's
 #: Terastallization spent and give Taunt, Encore and a lock the engine's counts; 5: a turn spent recharging is valued
-#: (the recharging side takes no action); 6: full-information states keep Protects in a row (a Protect's chance).
+#: (the recharging side takes no action); 6: full-information states keep Protects in a row (a Protect's chance) and
+#: the stat a Quark Drive or Protosynthesis boosts.
 LUCK_VERSION = 6
 #: The weight of the action term in a turn's luck (pokebench/analysis/luck.py): any fixed weight keeps the adjusted
 #: score unbiased; this one is the least-variance weight on bot games of the fit's own seeds

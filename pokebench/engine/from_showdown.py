@@ -108,6 +108,15 @@ def _turns_left(state: dict[str, Any]) -> int:
     return int(state.get("trueDuration") or state.get("duration") or 0)
 
 
+#: Abilities whose volatile boosts the best stat: the engine names it with the stat (``quarkdrivedef``), as Showdown's
+#: ``-start`` line does; Showdown's state keeps the stat apart (``bestStat``).
+BEST_STAT_VOLATILES = frozenset({"protosynthesis", "quarkdrive"})
+
+
+def _boosting(volatile: str, state: dict[str, Any]) -> str:
+    return volatile + state.get("bestStat", "") if volatile in BEST_STAT_VOLATILES else volatile
+
+
 def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], label: str) -> SideSpec:
     side, other = sides[side_id], sides[other_side(side_id)]
     active_index = side["active"][0]
@@ -115,7 +124,7 @@ def _side(side_id: str, sides: dict[str, Any], turn: int, notes: list[str], labe
     conditions = {}
     for cid, state in side["side_conditions"].items():
         conditions[cid] = int(state.get("layers") or _turns_left(state) or 1)
-    volatiles = set(active["volatiles"])
+    volatiles = {_boosting(vid, state) for vid, state in active["volatiles"].items()}
     volatile_turns = {vid: _turns_left(state) for vid, state in active["volatiles"].items() if _turns_left(state)}
     # Showdown's `stall` triples its counter at each Protect (and the like) in a row that worked: 3, 9, 27...
     stall_counter = int(active["volatiles"].get("stall", {}).get("counter") or 1)
