@@ -192,6 +192,20 @@ def test_damaged_at_the_end_of_a_turn_and_not_healed_rules_out_leftovers_unless_
     assert "leftovers" in {s.item for s in weights(SetBelief.from_battle(table, wished), species)}
 
 
+def test_back_with_a_third_more_hp_than_it_left_with_is_regenerator_and_with_the_same_hp_is_not(table):
+    assert {found.ability for found, _ in table.sets["mienshao"]} == {"regenerator", "reckless"}
+
+    def abilities(back: str, evidence: frozenset[str] = EVIDENCE) -> set[str]:
+        battle = battle_of(["|switch|p2a: Mienshao|Mienshao, L83, F|40/100", "|turn|1",
+                            "|switch|p2a: Pelipper|Pelipper, L86, F|100/100", "|turn|2",
+                            f"|switch|p2a: Mienshao|Mienshao, L83, F|{back}/100", "|turn|3"])
+        return {s.ability for s in weights(SetBelief.from_battle(table, battle, evidence), "mienshao")}
+
+    assert abilities("73") == {"regenerator"}
+    assert abilities("40") == {"reckless"}
+    assert abilities("73", frozenset()) == abilities("40", frozenset()) == {"regenerator", "reckless"}
+
+
 def test_an_item_knocked_off_or_tricked_away_is_the_item_its_set_started_with(table):
     species, level, _ = species_with(table, lambda s: s.item == "heavydutyboots")
     mon = name(species)

@@ -22,7 +22,7 @@ from pokebench.engine.speed import UNORDERED_ITEMS, Conditions, SpeedOrder, dex,
 __all__ = ["EVIDENCE", "Check", "Facts", "read_facts"]
 
 #: The kinds of evidence beyond the hard constraints (all used by default).
-EVIDENCE = frozenset({"hazards", "life-orb", "leftovers", "choice", "speed"})
+EVIDENCE = frozenset({"hazards", "life-orb", "leftovers", "choice", "speed", "regenerator"})
 CHOICE_ITEMS = frozenset({"choiceband", "choicespecs", "choicescarf"})
 _HAZARD_PROOF = frozenset({"heavydutyboots"})
 #: Lines that end what a move or a switch-in did (the next action, the turn's end).
@@ -324,7 +324,10 @@ class _Reader:
         if left is not None:
             self.heal_blocked.discard(left)
         self.active[side] = key
-        self.hp[key] = _percent(parts[4]) if len(parts) > 4 else 100
+        shown = _percent(parts[4]) if len(parts) > 4 else 100
+        if side == self.them and 0 < self.hp.get(key, 100) <= 95:  # back in, having left with HP to regain
+            self._regenerated(key, self.hp[key], shown)
+        self.hp[key] = shown
         self.stay[key] = (len(self.checks.get(key, [])), set(), key in self.original_item, len(self.orders))
         condition = parts[4].split() if len(parts) > 4 else []
         self.status[key] = condition[1] if len(condition) > 1 else ""
@@ -334,6 +337,15 @@ class _Reader:
             self.pending.append(_Pending("hazards", key, self.turn, hazards))
 
     _on_drag = _on_switch
+
+    def _regenerated(self, key: str, left: int, back: int) -> None:
+        """Back with a third more HP than it left with: Regenerator (no line shows the heal); with the same: not."""
+        if abs(back - min(100.0, left + 100 / 3)) <= 2:
+            self._add(key, "regenerator", "back with a third more HP than it left with: Regenerator",
+                      lambda s: s.ability == "regenerator")
+        elif abs(back - left) <= 1:
+            self._add(key, "regenerator", "back with the HP it left with: not Regenerator",
+                      lambda s: s.ability != "regenerator")
 
     def _on_replace(self, parts: Sequence[str]) -> None:
         """Illusion broken: what the lines since the switch-in said of the disguise was of this Pokémon."""

@@ -26,6 +26,8 @@ table with the hard constraints alone):
 - ``"leftovers"``: damaged when the end of a turn began, staying in, and healed by nothing: not Leftovers
   (nor Black Sludge; not used under Grassy Terrain or Heal Block);
 - ``"choice"``: two different moves in one stay on the field: no Choice item;
+- ``"regenerator"``: back on the field with a third more HP than it left with: Regenerator (which heals at the
+  switch-out without a line); with the HP it left with: not Regenerator;
 - ``"speed"``: who moved first when both sides used a move of the same priority: the set's speed
   (its level, random battles' 85 EVs and 31 IVs, neutral nature; 0 and 0 for Trick Room and Gyro
   Ball sets, as the pinned generator deals them) times its item (Choice Scarf), ability (weather,
