@@ -427,6 +427,20 @@ def test_a_screen_set_by_a_light_clay_holder_lasts_eight_turns_other_screens_fiv
     assert position.side_one.conditions == {"reflect": 4} and position.side_two.conditions == {"auroraveil": 7}
 
 
+def test_an_opponents_ditto_that_copied_our_pokemon_is_searched_as_the_copy_with_its_own_level_and_hp(table):
+    """Imposter: the opponent's Ditto becomes our Pikachu (whose set we know) but for its level, HP and item;
+    each copied move has 5 PP."""
+    lines = ["|switch|p2a: Ditto|Ditto, L85|100/100", "|-transform|p2a: Ditto|p1a: Pikachu|[from] ability: Imposter",
+             "|turn|1"]
+    position = position_after(lines, table)
+    ditto, pikachu = position.side_two.mons[position.side_two.active], position.side_one.mons[0]
+    assert (ditto.species, ditto.types, ditto.stats, ditto.ability) == ("pikachu", pikachu.types, pikachu.stats, "static")
+    assert [(s.id, s.pp) for s in ditto.moves] == [("thunderbolt", 5), ("voltswitch", 5)]
+    assert (ditto.level, ditto.max_hp) == (85, position_after(lines[:1] + lines[2:], table).side_two.mons[0].max_hp)
+    gone = position_after([*lines, "|switch|p2a: Pelipper|Pelipper, L86, F|100/100", "|turn|2"], table)
+    assert next(m for m in gone.side_two.mons if m.level == 85).species == "ditto"  # the copy ends at the switch-out
+
+
 def test_an_opponents_benched_regenerator_has_a_third_of_its_hp_back_which_showdown_does_not_show(table):
     """Regenerator heals a third at the switch-out without a line: a benched Slowbro (every set of it has
     Regenerator) is searched with it, a benched Garchomp (Rough Skin) with its HP as last shown."""

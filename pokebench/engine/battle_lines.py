@@ -54,6 +54,8 @@ class LineFacts:
     truant: set[str] = field(default_factory=set)
     #: Each side's screens, (side, screen) -> the Pokémon that set it: ``("p2", "auroraveil") -> "p2: Ninetales"``.
     screens: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Pokémon transformed (Transform, Imposter) -> the Pokémon they copied.
+    transformed: dict[str, str] = field(default_factory=dict)
 
 
 def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
@@ -79,12 +81,15 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
             facts.formes[who] = to_id(parts[3].split(",")[0])
             if kind in ("switch", "drag"):
                 _left(facts, who)
+                facts.transformed = {k: v for k, v in facts.transformed.items() if k[:2] != who[:2]}  # one active a side
         elif kind == "faint":
             _left(facts, who)
         elif kind == "move":
             locking = _moved(facts, who, parts, turn)
             acted.add(who)
             movers[who[:2]] = who
+        elif kind == "-transform":
+            facts.transformed[who] = team_key(parts[3])
         elif kind == "-sidestart" and to_id(parts[3].removeprefix("move: ")) in SCREENS:
             facts.screens[parts[2][:2], to_id(parts[3].removeprefix("move: "))] = movers.get(parts[2][:2], "")
         elif kind == "cant":
@@ -117,6 +122,7 @@ def _left(facts: LineFacts, who: str) -> None:
     facts.locked.pop(who, None)
     facts.timed.pop(who, None)
     facts.truant.discard(who)
+    facts.transformed.pop(who, None)  # fainted
     if who in facts.toxic_stage:
         facts.toxic_stage[who] = 0
 

@@ -23,6 +23,7 @@ lists, and noted in ``Position.notes``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 from collections.abc import Container
@@ -51,6 +52,8 @@ DEFAULT_TURNS = {"weather": 5, "terrain": 5, "trickroom": 5, "reflect": 5, "ligh
                  "safeguard": 5, "mist": 5, "tailwind": 4, "luckychant": 5}
 #: A screen's turns when the Pokémon that set it holds a Light Clay (battle_lines.SCREENS).
 LIGHT_CLAY_TURNS = 8
+#: The PP of each move a transformed Pokémon copied.
+TRANSFORMED_PP = 5
 _STATUS = {Status.BRN: "brn", Status.PAR: "par", Status.SLP: "slp", Status.FRZ: "frz", Status.PSN: "psn",
            Status.TOX: "tox"}
 _UNKNOWN_ITEM = "unknown_item"
@@ -78,7 +81,7 @@ def positions_from_battle(battle: AbstractBattle, sets: SetTable, rng: random.Ra
     positions = []
     for _ in range(samples):
         notes: list[str] = []
-        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, facts)
+        opponent = _opponent_side(battle, belief, rng, notes, still_to_move, facts, own)
         position = representable(Position(side_one=own, side_two=opponent, field=field, turn=battle.turn,
                                           notes=notes))
         position.notes.extend(belief.fallbacks)
@@ -301,6 +304,16 @@ def _opponent_mon(mon: Pokemon, key: str, chosen: RandomSet | None, facts: LineF
                    rest_turns=rest_turns, sleep_turns=sleep_turns, weight_kg=mon.weight)
 
 
+def _transformed(mon: MonSpec, into: MonSpec) -> MonSpec:
+    """`mon` transformed into `into` (Showdown's Transform): `into`'s species, types, stats but HP, moves (5 PP each,
+    less what it used since), ability and weight; its own level, HP, item, status and Tera type."""
+    used = {slot.id: slot.pp for slot in mon.moves}
+    return dataclasses.replace(mon, species=into.species, types=into.types, base_types=into.base_types,
+                               stats=dict(into.stats), moves=[MoveSlot(s.id, min(TRANSFORMED_PP, used.get(s.id, TRANSFORMED_PP)))
+                                                              for s in into.moves],
+                               ability=into.ability, weight_kg=into.weight_kg)
+
+
 def _unseen_mon(chosen: RandomSet) -> MonSpec:
     max_hp, stats = _estimated_stats(chosen.species, chosen.level)
     entry = _species_entry(chosen.species)
@@ -313,11 +326,15 @@ def _unseen_mon(chosen: RandomSet) -> MonSpec:
 
 
 def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random, notes: list[str],
-                   still_to_move: bool, facts: LineFacts) -> SideSpec:
+                   still_to_move: bool, facts: LineFacts, own: SideSpec) -> SideSpec:
     keyed = list(battle.opponent_team.items())[:MAX_MONS]
     ordered = [m for _, m in keyed]
     chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
     mons = [_opponent_mon(m, key, c, facts) for (key, m), c in zip(keyed, chosen)]
+    ours = list(battle.team)[:MAX_MONS]
+    for i, (key, _) in enumerate(keyed):  # a Ditto that copied one of our Pokémon, whose set we know
+        if facts.transformed.get(key) in ours:
+            mons[i] = _transformed(mons[i], own.mons[ours.index(facts.transformed[key])])
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
     # the team the generator's rules see: the revealed Pokémon (their sampled sets) and those drawn so far
     team: list[Member] = [c or Revealed(m.species, m.level, frozenset(m.moves), ability=m.ability or None)
