@@ -101,6 +101,18 @@ def test_every_decision_gives_an_engine_state_with_the_choice_among_its_actions(
 VIEW_ONLY_VOLATILES = {"typechange"}
 
 
+def _views_and_truths(records, games):
+    """For every decision of the stored games: (game id, decision index), the deciding player's view (one sample)
+    and Showdown's full information."""
+    sets = SetTable.load()
+    for record in records:
+        game = games[record["game_id"]]
+        for decision in game.decisions:
+            name = player_name(record["input_log"], decision.side)
+            [view] = player_positions(game, decision, name, sets, random.Random(0), 1)
+            yield (record["game_id"], decision.index), view, position_from_showdown(decision)
+
+
 def _own_side_facts(position) -> dict:
     """Side one's facts a player knows exactly (its own team, its active's state) and the field."""
     side, field = position.side_one, position.field
@@ -121,16 +133,10 @@ def test_a_players_view_of_its_own_side_and_the_field_is_showdowns_own_state(rec
     """At every decision of real games, what the player knows exactly (its team: HP, stats, status, Rest's turns,
     item, ability, moves and PP; its active's boosts, volatiles and their turns, bad poison, Terastallization; the
     field with the weather's and the terrain's turns) equals the full information of Showdown's own state."""
-    sets = SetTable.load()
     compared = 0
-    for record in records:
-        game = games[record["game_id"]]
-        for decision in game.decisions:
-            name = player_name(record["input_log"], decision.side)
-            [view] = player_positions(game, decision, name, sets, random.Random(0), 1)
-            truth = position_from_showdown(decision)
-            assert _own_side_facts(view) == _own_side_facts(truth), (record["game_id"], decision.index)
-            compared += 1
+    for where, view, truth in _views_and_truths(records, games):
+        assert _own_side_facts(view) == _own_side_facts(truth), where
+        compared += 1
     assert compared > 100
 
 
@@ -155,23 +161,16 @@ def _shown_opponent_facts(position) -> tuple[dict, dict[str, tuple[bool, float, 
 def test_a_players_view_of_what_the_opponent_showed_is_showdowns_own_state(records, games) -> None:
     """At every decision of real games, what the battle showed of the opponent (`_shown_opponent_facts`) equals
     Showdown's full information, HP to the shown percentage (a benched Regenerator's third included)."""
-    sets = SetTable.load()
     compared = 0
-    for record in records:
-        game = games[record["game_id"]]
-        for decision in game.decisions:
-            name = player_name(record["input_log"], decision.side)
-            [view] = player_positions(game, decision, name, sets, random.Random(0), 1)
-            truth = position_from_showdown(decision)
-            (facts, seen), (true_facts, mons) = _shown_opponent_facts(view), _shown_opponent_facts(truth)
-            where = (record["game_id"], decision.index)
-            assert facts == true_facts, where
-            for species, (fainted, share, status) in seen.items():
-                if species in mons:  # shown (the others are drawn from the sets)
-                    true_fainted, true_share, true_status = mons[species]
-                    assert (fainted, status) == (true_fainted, true_status), (*where, species)
-                    assert abs(share - true_share) <= 0.015, (*where, species)
-            compared += 1
+    for where, view, truth in _views_and_truths(records, games):
+        (facts, seen), (true_facts, mons) = _shown_opponent_facts(view), _shown_opponent_facts(truth)
+        assert facts == true_facts, where
+        for species, (fainted, share, status) in seen.items():
+            if species in mons:  # shown (the others are drawn from the sets)
+                true_fainted, true_share, true_status = mons[species]
+                assert (fainted, status) == (true_fainted, true_status), (*where, species)
+                assert abs(share - true_share) <= 0.015, (*where, species)
+        compared += 1
     assert compared > 100
 
 
