@@ -425,6 +425,40 @@ def test_a_screen_set_by_a_light_clay_holder_lasts_eight_turns_other_screens_fiv
                                "|move|p2a: Abomasnow|Aurora Veil|p2a: Abomasnow", "|-sidestart|p2: them|move: Aurora Veil",
                                "|upkeep", "|turn|2"], table)
     assert position.side_one.conditions == {"reflect": 4} and position.side_two.conditions == {"auroraveil": 7}
+    knocked = position_after(["|switch|p2a: Abomasnow|Abomasnow, L84, F|100/100", "|turn|1",
+                              "|move|p2a: Abomasnow|Aurora Veil|p2a: Abomasnow", "|-sidestart|p2: them|move: Aurora Veil",
+                              "|move|p1a: Pikachu|Knock Off|p2a: Abomasnow", "|-damage|p2a: Abomasnow|70/100",
+                              "|-enditem|p2a: Abomasnow|Light Clay|[from] move: Knock Off|[of] p1a: Pikachu",
+                              "|upkeep", "|turn|2"], table)
+    assert knocked.side_two.conditions == {"auroraveil": 7}  # it held the Light Clay when it set the veil
+
+
+def test_an_item_a_line_showed_the_opponent_lose_is_gone_from_every_position(table):
+    """Knocked off, or a berry eaten: the Pokémon holds nothing (poke-env's None), where it used to be drawn again
+    from its sets, always the item it started with (1,308 Pokémon-decisions of 100 games against Foul Play)."""
+    start = ["|switch|p2a: Abomasnow|Abomasnow, L84, F|100/100", "|turn|1"]
+    knock = ["|move|p1a: Pikachu|Knock Off|p2a: Abomasnow", "|-damage|p2a: Abomasnow|70/100",
+             "|-enditem|p2a: Abomasnow|Light Clay|[from] move: Knock Off|[of] p1a: Pikachu", "|upkeep", "|turn|2"]
+    assert position_after(start, table).side_two.mons[0].item == "lightclay"
+    assert position_after(start + knock, table).side_two.mons[0].item == ""
+    species, level, _ = species_with(table, lambda s: s.item == "sitrusberry")
+    eaten = position_after([f"|switch|p2a: {name(species)}|{name(species)}, L{level}|40/100",
+                            f"|-enditem|p2a: {name(species)}|Sitrus Berry|[eat]", "|turn|1"], table)
+    assert eaten.side_two.mons[0].item == ""
+
+
+def test_at_a_replacement_after_the_turns_end_the_screens_have_that_end_of_turn_behind_them(table):
+    """Reflect set at turn 1; our Pikachu fainted at turn 2 and we choose its replacement after turn 2's end: 3 turns
+    left (Showdown counts ends of turn), not the 4 that the turn number alone would give."""
+    lines = ["|player|p1|me|", "|player|p2|them|", "|switch|p1a: Pikachu|Pikachu, L92, M|200/200",
+             "|switch|p2a: Garchomp|Garchomp, L74, F|100/100", "|turn|1",
+             "|move|p2a: Garchomp|Reflect|p2a: Garchomp", "|-sidestart|p2: them|Reflect", "|upkeep", "|turn|2",
+             "|move|p2a: Garchomp|Earthquake|p1a: Pikachu", "|-damage|p1a: Pikachu|0 fnt", "|faint|p1a: Pikachu",
+             "|upkeep"]
+    request = switch_request()
+    request["side"]["pokemon"][0]["condition"] = "0 fnt"
+    battle = battle_from_messages([*lines, "|request|" + json.dumps(request)], "me")
+    assert positions_from_battle(battle, table, random.Random(1), 1)[0].side_two.conditions == {"reflect": 3}
 
 
 def test_an_opponents_ditto_that_copied_our_pokemon_is_searched_as_the_copy_with_its_own_level_and_hp(table):

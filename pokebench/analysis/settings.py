@@ -11,9 +11,10 @@ __all__ = ["Settings", "ANALYSIS_VERSION", "LUCK_VERSION", "ACTION_WEIGHT", "SKI
 #: Bumped when what is searched changes (the bridge, the views; 2: the player view infers sets from the
 #: battle, pokebench/engine/inference.py; 3: the player view reads what poke-env does not keep from the lines,
 #: pokebench/engine/battle_lines.py, and the full information keeps a fainted Pokémon's Terastallization spent;
-#: 4: the player view heals an opponent's benched Regenerator (inferred from the HP it comes back with), searches
-#: a Ditto as what it copied, gives a Light Clay's screens 8 turns and has both sides replace a double knock-out at
-#: once, the full information keeps a move still to come after the other side's pivot, Protects in a row, and the
+#: 4: the player view takes an item a line showed the opponent lose as gone (it was drawn again), heals an
+#: opponent's benched Regenerator (inferred from the HP it comes back with), searches a Ditto as what it copied,
+#: gives a Light Clay's screens 8 turns, counts timed conditions by ends of turn and has both sides replace a double
+#: knock-out at once, the full information keeps a move still to come after the other side's pivot, Protects in a row, and the
 #: stat a Quark Drive or Protosynthesis boosts):
 #: older cached searches are not reused.
 ANALYSIS_VERSION = 4

@@ -56,6 +56,11 @@ class LineFacts:
     screens: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Pokémon transformed (Transform, Imposter) -> the Pokémon they copied.
     transformed: dict[str, str] = field(default_factory=dict)
+    #: Pokémon -> the items a line showed it lose (knocked off, eaten, used...): what it held before.
+    lost_items: dict[str, set[str]] = field(default_factory=dict)
+    #: This turn's end has come (``|upkeep``; a replacement for a Pokémon that fainted is chosen after it): the
+    #: timed conditions have one turn less than the turn number says.
+    past_upkeep: bool = False
 
 
 def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
@@ -71,7 +76,9 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
         locking = ""
         if kind == "turn":
             turn, acted = int(parts[2]), set()
+            facts.past_upkeep = False
         elif kind == "upkeep":
+            facts.past_upkeep = True
             facts.weather_ends += 1
             facts.terrain_ends += 1
             for timed in facts.timed.values():
@@ -88,6 +95,8 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
             locking = _moved(facts, who, parts, turn)
             acted.add(who)
             movers[who[:2]] = who
+        elif kind == "-enditem":
+            facts.lost_items.setdefault(who, set()).add(to_id(parts[3]))
         elif kind == "-transform":
             facts.transformed[who] = team_key(parts[3])
         elif kind == "-sidestart" and to_id(parts[3].removeprefix("move: ")) in SCREENS:

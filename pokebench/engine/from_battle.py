@@ -242,12 +242,12 @@ def _side(battle: AbstractBattle, facts: LineFacts, keyed: list[tuple[str, Pokem
     key, mon = keyed[index][0] if keyed else "", mons[index]
     volatiles = _volatiles(active, key, facts)
     items = {k: spec.item for (k, _), spec in zip(keyed, mons)}  # shown or drawn
-    light_clay = {screen for (side, screen), setter in facts.screens.items()
-                  if side == key[:2] and items.get(setter) == "lightclay"}
+    light_clay = {screen for (side, screen), setter in facts.screens.items() if side == key[:2] and (
+        items.get(setter) == "lightclay" or "lightclay" in facts.lost_items.get(setter, ()))}  # then, if not now
     return SideSpec(
         mons=mons, active=index, boosts={k: v for k, v in (active.boosts if active else {}).items() if v},
         volatiles=volatiles, volatile_turns=_volatile_turns(volatiles, key, facts),
-        conditions=_conditions(conditions, battle.turn, light_clay),
+        conditions=_conditions(conditions, battle.turn + facts.past_upkeep, light_clay),
         substitute_hp=mon.max_hp // 4 if "substitute" in volatiles else 0,
         toxic_count=facts.toxic_stage.get(key, 0) if mon.status == "tox" else 0, force_switch=force_switch,
         still_to_move=still_to_move, trapped=trapped, last_move=locked_to or _last_move(active),
@@ -286,12 +286,10 @@ def _opponent_mon(mon: Pokemon, key: str, chosen: RandomSet | None, facts: LineF
     extra = [m for m in (chosen.moves if chosen else ()) if m not in revealed]
     move_ids = (revealed + extra)[:MAX_MOVES]
     moves = [MoveSlot(m, mon.moves[m].current_pp if m in mon.moves else _max_pp(m)) for m in move_ids]
-    if mon.item == "":  # known to hold nothing (used, knocked off)
-        item = ""
-    elif mon.item not in (None, _UNKNOWN_ITEM):
-        item = mon.item
-    else:
+    if mon.item == _UNKNOWN_ITEM:
         item = chosen.item if chosen and chosen.item != "none" else ""
+    else:  # shown, or known to hold nothing: poke-env's None after a line showed it lose its item (used, knocked off)
+        item = mon.item or ""
     ability = mon.ability or (chosen.ability if chosen else "") or "noability"
     tera = _type_id(mon.tera_type) if mon.is_terastallized and mon.tera_type else (chosen.tera_type if chosen else "")
     hp = 0 if mon.fainted else max(1, round(mon.current_hp_fraction * max_hp))
@@ -305,10 +303,12 @@ def _opponent_mon(mon: Pokemon, key: str, chosen: RandomSet | None, facts: LineF
 
 
 def _transformed(mon: MonSpec, into: MonSpec) -> MonSpec:
-    """`mon` transformed into `into` (Showdown's Transform): `into`'s species, types, stats but HP, moves (5 PP each,
-    less what it used since), ability and weight; its own level, HP, item, status and Tera type."""
+    """`mon` transformed into `into` (Showdown's Transform): `into`'s species, types (but its own Tera type once
+    Terastallized), stats but HP, moves (5 PP each, less what it used since), ability and weight; its own level, HP,
+    item, status and Tera type."""
     used = {slot.id: slot.pp for slot in mon.moves}
-    return dataclasses.replace(mon, species=into.species, types=into.types, base_types=into.base_types,
+    types = mon.types if mon.terastallized else into.types
+    return dataclasses.replace(mon, species=into.species, types=types, base_types=into.base_types,
                                stats=dict(into.stats), moves=[MoveSlot(s.id, min(TRANSFORMED_PP, used.get(s.id, TRANSFORMED_PP)))
                                                               for s in into.moves],
                                ability=into.ability, weight_kg=into.weight_kg)
@@ -403,4 +403,4 @@ def _field(battle: AbstractBattle, facts: LineFacts) -> FieldSpec:
         terrain=next(iter(terrains)).name.lower().replace("_", "") if terrains else "",
         terrain_turns=max(1, DEFAULT_TURNS["terrain"] - facts.terrain_ends) if terrains else 0,
         trick_room=bool(trick_room),
-        trick_room_turns=_started(trick_room, battle.turn, "trickroom") if trick_room else 0)
+        trick_room_turns=_started(trick_room, battle.turn + facts.past_upkeep, "trickroom") if trick_room else 0)
