@@ -41,12 +41,17 @@ def scores_against(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([mine, theirs])[["opponent", "player", "pair", *SCORES]]
 
 
-def correlations(scores: pd.DataFrame, column: str, picks: np.ndarray | None = None) -> list[tuple[str, float]]:
-    """(opponent, ρ) for every two players with a varying score against that opponent; `picks` resamples the
-    pair indices (rows of each opponent's pair × player table, all complete)."""
+def tables(scores: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
+    """Per opponent, the pair × player table of `column` against it (the pairs every player completed)."""
+    return {opponent: group.pivot_table(index="pair", columns="player", values=column).dropna().to_numpy()
+            for opponent, group in scores.groupby("opponent")}
+
+
+def correlations(by_opponent: dict[str, np.ndarray], picks: np.ndarray | None = None) -> list[tuple[str, float]]:
+    """(opponent, ρ) for every two players with a varying score against that opponent (:func:`tables`); `picks`
+    resamples the pair indices (rows of each table)."""
     found = []
-    for opponent, group in scores.groupby("opponent"):
-        table = group.pivot_table(index="pair", columns="player", values=column).dropna().to_numpy()
+    for opponent, table in by_opponent.items():
         if picks is not None:
             table = table[picks % len(table)]
         table = table[:, table.std(axis=0) > 0]
@@ -61,13 +66,14 @@ def report(name: str, scores: pd.DataFrame, rng: np.random.Generator) -> None:
     pairs = scores.groupby(["opponent", "player"]).size().min()
     print(f"\n{name}: {players} players, {pairs} pairs per matchup at least")
     for column in SCORES:
-        found = pd.DataFrame(correlations(scores, column), columns=["opponent", "rho"])
+        table = tables(scores, column)  # pivoted once; the bootstrap resamples its rows
+        found = pd.DataFrame(correlations(table), columns=["opponent", "rho"])
         by_opponent = found.groupby("opponent")["rho"].agg(["mean", "max", "size"])
         print(f"  {column}: ρ between two players' pair scores against the same opponent, per opponent (mean / largest"
               " / player pairs)")
         for opponent, row in by_opponent.iterrows():
             print(f"    {opponent:14s} {row['mean']:+.3f} / {row['max']:+.3f} / {row['size']:.0f}")
-        samples = [np.mean([rho for _, rho in correlations(scores, column, rng.integers(0, pairs, pairs))])
+        samples = [np.mean([rho for _, rho in correlations(table, rng.integers(0, pairs, pairs))])
                    for _ in range(BOOTSTRAP // 5)]
         mean, best = found["rho"].mean(), by_opponent["mean"].max()
         print(f"    all: mean ρ {mean:+.3f} [{np.percentile(samples, 2.5):+.3f}, {np.percentile(samples, 97.5):+.3f}]"

@@ -99,8 +99,8 @@ def read_lines(lines: Iterable[Sequence[str]]) -> LineFacts:
             facts.lost_items.setdefault(who, set()).add(to_id(parts[3]))
         elif kind == "-transform":
             facts.transformed[who] = team_key(parts[3])
-        elif kind == "-sidestart" and to_id(parts[3].removeprefix("move: ")) in SCREENS:
-            facts.screens[parts[2][:2], to_id(parts[3].removeprefix("move: "))] = movers.get(parts[2][:2], "")
+        elif kind == "-sidestart" and (screen := to_id(parts[3].removeprefix("move: "))) in SCREENS:
+            facts.screens[who[:2], screen] = movers.get(who[:2], "")
         elif kind == "cant":
             _could_not_move(facts, who, parts[3])
             acted.add(who)

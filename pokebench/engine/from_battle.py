@@ -308,10 +308,9 @@ def _transformed(mon: MonSpec, into: MonSpec) -> MonSpec:
     item, status and Tera type."""
     used = {slot.id: slot.pp for slot in mon.moves}
     types = mon.types if mon.terastallized else into.types
+    moves = [MoveSlot(s.id, min(TRANSFORMED_PP, used.get(s.id, TRANSFORMED_PP))) for s in into.moves]
     return dataclasses.replace(mon, species=into.species, types=types, base_types=into.base_types,
-                               stats=dict(into.stats), moves=[MoveSlot(s.id, min(TRANSFORMED_PP, used.get(s.id, TRANSFORMED_PP)))
-                                                              for s in into.moves],
-                               ability=into.ability, weight_kg=into.weight_kg)
+                               stats=dict(into.stats), moves=moves, ability=into.ability, weight_kg=into.weight_kg)
 
 
 def _unseen_mon(chosen: RandomSet) -> MonSpec:
@@ -331,10 +330,10 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
     ordered = [m for _, m in keyed]
     chosen = [_sample_for(m, belief, rng, notes) for m in ordered]
     mons = [_opponent_mon(m, key, c, facts) for (key, m), c in zip(keyed, chosen)]
-    ours = list(battle.team)[:MAX_MONS]
+    our_keys = list(battle.team)[:MAX_MONS]
     for i, (key, _) in enumerate(keyed):  # a Ditto that copied one of our Pokémon, whose set we know
-        if facts.transformed.get(key) in ours:
-            mons[i] = _transformed(mons[i], own.mons[ours.index(facts.transformed[key])])
+        if facts.transformed.get(key) in our_keys:
+            mons[i] = _transformed(mons[i], own.mons[our_keys.index(facts.transformed[key])])
     excluded = {m.species for m in ordered} | {m.base_species for m in ordered}
     # the team the generator's rules see: the revealed Pokémon (their sampled sets) and those drawn so far
     team: list[Member] = [c or Revealed(m.species, m.level, frozenset(m.moves), ability=m.ability or None)
@@ -348,10 +347,10 @@ def _opponent_side(battle: AbstractBattle, belief: SetBelief, rng: random.Random
         notes.append("side_two: no active Pokémon shown; the first one taken")
     wish = _wish(facts.wishes.get(battle.opponent_role or ""), battle.turn,
                  {key: spec.max_hp for (key, _), spec in zip(keyed, mons)})
-    active, ours = battle.opponent_active_pokemon, battle.active_pokemon
+    active = battle.opponent_active_pokemon
     # both actives fainted in one turn: the opponent chooses its replacement as we choose ours (after our pivot
     # knocked it out, it chooses once it has seen our switch-in)
-    replacing = bool(battle.force_switch) and all(m is not None and m.fainted for m in (active, ours))
+    replacing = bool(battle.force_switch) and all(m is not None and m.fainted for m in (active, battle.active_pokemon))
     side = _side(battle, facts, keyed, mons, active, battle.opponent_side_conditions, force_switch=replacing,
                  still_to_move=still_to_move, wish=wish)
     _hold_to_choice(side)
