@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 import socket
 import struct
@@ -387,3 +388,18 @@ def test_the_local_model_server_takes_a_client_hanging_up_mid_request_quietly(ca
         client.close()
         time.sleep(0.3)
         assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_local_model_server_answers_no_request_whose_body_was_cut_short():
+    """A run killed while sending a request leaves its headers and part of its body: not a request (its policy
+    would be given no messages)."""
+    with LocalOpenAI() as api:
+        host, port = api._server.server_address[:2]
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "u"}]}).encode()
+        client = socket.create_connection((host, port))
+        client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+        client.shutdown(socket.SHUT_WR)
+        assert client.recv(1024) == b""  # closed without an answer
+        client.close()
+        assert api.requests == []

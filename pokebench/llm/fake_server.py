@@ -310,6 +310,9 @@ class LocalOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away mid-request (a killed run): nothing to answer
+                    self.close_connection = True
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
                     return
