@@ -185,8 +185,7 @@ class FoulPlaySeat(Seat):
         self.process: FoulPlayProcess | None = None
         self.side = side
         self.player = "foul-play"
-        self.log_dir = owner.log_dir or owner.scratch_dir()
-        self.log_path = self.log_dir / f"{spec.game_id}.log"
+        self._log_dir = owner.log_dir  # None: the run's folder (begin_game), else a scratch folder when first used
         self._failure: BaseException | None = None
         self._on_failure: Callable[[BaseException], None] = lambda exc: None
         self._watch: asyncio.Task[None] | None = None
@@ -198,9 +197,19 @@ class FoulPlaySeat(Seat):
         self._on_failure = on_failure
         self.side = context.side
         self.player = str(context.extra.get("player", self.player))
-        if self.owner.log_dir is None and context.work_dir is not None:
-            self.log_dir = Path(context.work_dir)
-            self.log_path = self.log_dir / f"{self.spec.game_id}.log"
+        if self._log_dir is None and context.work_dir is not None:
+            self._log_dir = Path(context.work_dir)
+
+    @property
+    def log_dir(self) -> Path:
+        """Where Foul Play's output goes; a scratch folder is made only for a game played outside a run."""
+        if self._log_dir is None:
+            self._log_dir = self.owner.scratch_dir()
+        return self._log_dir
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / f"{self.spec.game_id}.log"
 
     def _fail(self, exc: BaseException) -> None:
         if self._failure is None:
