@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from luck_validation import BOOTSTRAP, MATCHUPS, Z, games_for, pair_frame, play, stored, value_missing
-from pokebench.analysis.luck_rows import cached_entries, luck_rows
+from luck_validation import (BOOTSTRAP, MATCHUPS, Z, current_luck, games_for, pair_frame, play, stored,
+                             value_missing)
+from pokebench.analysis.luck_rows import luck_rows
 from pokebench.results.loading import load_runs
 
 SEED_TEXT = "pokebench-rolls-eval"
@@ -46,7 +47,7 @@ class Run:
     def read(cls, runs_dir: Path, run: str) -> Run:
         with load_runs([run], runs_dir) as data:
             games = data.games.copy()
-            return cls(games, cached_entries(data.run_dirs, map(str, games["uid"])))
+        return cls(games, list(current_luck(runs_dir / run).values()))
 
     def frames(self, pairs: range | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Per mirror pair (matchup, pair): raw and adjusted score; per game: side one's chance luck. With `pairs`,

@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from luck_validation import mean_interval, pair_frame, ratio_interval  # benchmarks/: the script's folder, on sys.path
-from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.luck_rows import luck_rows, luck_settings
-from pokebench.analysis.settings import SKILL_WEIGHT, engine_version
+from luck_validation import current_luck, mean_interval, pair_frame, ratio_interval  # benchmarks/: the script's folder, on sys.path
+from pokebench.analysis.luck_rows import luck_rows
+from pokebench.analysis.settings import SKILL_WEIGHT
 from pokebench.results.loading import load_runs
 
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)
@@ -60,8 +59,7 @@ def main() -> None:
         games = data.games.copy()
     if args.pairs is not None:
         games = games[(games["pair"] >= args.first_pair) & (games["pair"] < args.first_pair + args.pairs)]
-    entries = {e["uid"]: e for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(),
-                                                 luck_settings(), key=game_key)}
+    entries = current_luck(args.runs_dir / args.run)
     games = games[games["uid"].astype(str).isin(entries)].reset_index(drop=True)
     print(f"{args.run}: {len(games)} games with their luck cached; shipped SKILL_WEIGHT = {SKILL_WEIGHT}")
     scores = pair_frame(games, luck_at(games, entries, 0.0)).groupby("matchup")["raw"].mean()

@@ -30,7 +30,9 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +40,7 @@ import pandas as pd
 from pokebench.analysis.analyse import analyse_runs, recorded_policies
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck import game_luck
-from pokebench.analysis.luck_rows import luck_settings, read_luck
+from pokebench.analysis.luck_rows import luck_rows, luck_settings
 from pokebench.analysis.settings import ACTION_WEIGHT, engine_version
 from pokebench.analysis.value import load_value_model
 from pokebench.engine.errors import hold_panic_output
@@ -267,16 +269,29 @@ def stored(runs_dir: Path, run: str) -> tuple[pd.DataFrame, dict[str, tuple[list
 def value_missing(runs_dir: Path, run: str, games: pd.DataFrame, logs: dict[str, tuple[list[str], dict | None]],
                   workers: int) -> None:
     """Measure (:func:`measure`) the luck of the games not yet in the run's luck cache."""
-    done = {e["uid"] for e in read_entries(luck_path(runs_dir / run), engine_version(), luck_settings(), key=game_key)}
+    done = current_luck(runs_dir / run, required=False)
     missing = [(uid, log, policies) for uid, (log, policies) in logs.items() if uid not in done]
     if missing:
         measure(runs_dir / run, games, missing, workers)
 
 
+def current_luck(run_dir: Path, required: bool = True) -> dict[str, dict[str, Any]]:
+    """The run's cached luck at the current settings (engine, V, luck version), by game uid. None there (no analysis
+    yet, or a cache of an earlier luck version or another V) and `required`: stops, saying what the cache holds and
+    how to value it."""
+    entries = {e["uid"]: e for e in read_entries(luck_path(run_dir), engine_version(), luck_settings(), key=game_key)}
+    if required and not entries:
+        held = Counter(f"{e.get('settings')} ({e.get('engine')})" for e in read_entries(luck_path(run_dir), key=game_key))
+        found = "; ".join(f"{n} games at {settings}" for settings, n in held.items()) or "nothing"
+        raise SystemExit(f"{run_dir.name}: no game's luck is cached at the current settings, {luck_settings()} "
+                         f"({engine_version()}); its cache holds {found}. Value it first (the games are kept): "
+                         f".venv/bin/python -m pokebench analyse {run_dir.name} --runs-dir {run_dir.parent} --no-quality")
+    return entries
+
+
 def cached_luck(runs_dir: Path, run: str, games: pd.DataFrame) -> pd.DataFrame:
-    """luck.csv's rows of the games, from the run's cache."""
-    with load_runs([run], runs_dir) as data:
-        return read_luck(data.run_dirs, games)[0]
+    """luck.csv's rows of the games, from the run's cache (:func:`current_luck`)."""
+    return luck_rows(current_luck(runs_dir / run).values(), games)[0]
 
 
 def main() -> None:
@@ -308,8 +323,7 @@ def main() -> None:
         report = analyse_runs([args.run], args.runs_dir, workers=args.workers, progress=False, quality=False)
         print(f"pokebench analyse --no-quality afterwards: {report.luck_games} games valued (0: the cache was complete)")
     luck = cached_luck(args.runs_dir, args.run, games)
-    entries = {e["uid"]: e for e in read_entries(luck_path(args.runs_dir / args.run), engine_version(),
-                                                 luck_settings(), key=game_key)}
+    entries = current_luck(args.runs_dir / args.run)
     sample = [(uid, log) for uid, (log, _) in logs.items() if uid in entries][:10]
     again = {g.id: game_luck(g, load_value_model(), logs[g.id][1]) for g in game_positions(sample)}
     same = all([t["luck_p1"] for t in again[uid]["turns"]] == [t["luck_p1"] for t in entries[uid]["turns"]]

@@ -44,11 +44,9 @@ import poke_engine
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
-from luck_validation import mean_interval, play, ratio_interval  # benchmarks/: the script's folder, on sys.path
-from pokebench.analysis.cache import game_key, luck_path, read_entries
+from luck_validation import current_luck, mean_interval, play, ratio_interval  # benchmarks/: the script's folder, on sys.path
 from pokebench.analysis.luck import move_turns, turn_outcomes
-from pokebench.analysis.luck_rows import luck_settings
-from pokebench.analysis.settings import ACTION_WEIGHT, engine_version
+from pokebench.analysis.settings import ACTION_WEIGHT
 from pokebench.analysis.value import SideSnapshot, Snapshot, load_value_model
 from pokebench.engine.errors import EngineError, hold_panic_output
 from pokebench.engine.from_showdown import game_positions, position_of_state
@@ -169,8 +167,7 @@ class Rows:
         games = games[games["uid"].astype(str).isin(order)].reset_index(drop=True)
         self.games = games.assign(index=games["uid"].astype(str).map(order))
         self.flat = flat
-        entries = {e["uid"]: e for e in read_entries(luck_path(runs_dir / run), engine_version(), luck_settings(),
-                                                     key=game_key)}
+        entries = current_luck(runs_dir / run)
         action = {uid: sum(t["action_luck"] for t in e["turns"]) / ACTION_WEIGHT for uid, e in entries.items()}
         self.games["action"] = self.games["uid"].astype(str).map(action).fillna(0.0)  # the term at weight 1
         path = pd.DataFrame([{"uid": uid, **_path(e["turns"])} for uid, e in entries.items()], columns=["uid", *PATH])
