@@ -32,13 +32,8 @@ _REORDERED = ("item: Quick Claw", "Custap Berry", "ability: Quick Draw", "move: 
               "move: Instruct")
 _STEALS = ("move: Thief", "move: Covet", "ability: Magician", "ability: Pickpocket")
 _SWAPS = ("move: Trick", "move: Switcheroo")
-#: Lines that end what a move or a switch-in did (the next action, the turn's end).
-_ACTION = frozenset({"move", "switch", "drag", "cant", "turn", "upkeep"})
-#: A line with these makes a turn's order not the speeds' (a boosted or reordered action).
-_REORDERED = ("item: Quick Claw", "Custap Berry", "ability: Quick Draw", "move: After You", "move: Quash",
-              "move: Instruct")
-_STEALS = ("move: Thief", "move: Covet", "ability: Magician", "ability: Pickpocket")
-_SWAPS = ("move: Trick", "move: Switcheroo")
+
+
 @dataclass(frozen=True)
 class Check:
     """One piece of evidence about one opposing Pokémon: the sets it allows."""
