@@ -66,14 +66,14 @@ def report(name: str, scores: pd.DataFrame, rng: np.random.Generator) -> None:
     pairs = scores.groupby(["opponent", "player"]).size().min()
     print(f"\n{name}: {players} players, {pairs} pairs per matchup at least")
     for column in SCORES:
-        table = tables(scores, column)  # pivoted once; the bootstrap resamples its rows
-        found = pd.DataFrame(correlations(table), columns=["opponent", "rho"])
+        pivots = tables(scores, column)  # pivoted once; the bootstrap resamples their rows
+        found = pd.DataFrame(correlations(pivots), columns=["opponent", "rho"])
         by_opponent = found.groupby("opponent")["rho"].agg(["mean", "max", "size"])
         print(f"  {column}: ρ between two players' pair scores against the same opponent, per opponent (mean / largest"
               " / player pairs)")
         for opponent, row in by_opponent.iterrows():
             print(f"    {opponent:14s} {row['mean']:+.3f} / {row['max']:+.3f} / {row['size']:.0f}")
-        samples = [np.mean([rho for _, rho in correlations(table, rng.integers(0, pairs, pairs))])
+        samples = [np.mean([rho for _, rho in correlations(pivots, rng.integers(0, pairs, pairs))])
                    for _ in range(BOOTSTRAP // 5)]
         mean, best = found["rho"].mean(), by_opponent["mean"].max()
         print(f"    all: mean ρ {mean:+.3f} [{np.percentile(samples, 2.5):+.3f}, {np.percentile(samples, 97.5):+.3f}]"

@@ -40,7 +40,7 @@ import pandas as pd
 from pokebench.analysis.analyse import analyse_runs, recorded_policies
 from pokebench.analysis.cache import append_entries, game_key, luck_path, read_entries
 from pokebench.analysis.luck import game_luck
-from pokebench.analysis.luck_rows import luck_rows, luck_settings
+from pokebench.analysis.luck_rows import cached_entries, luck_rows, luck_settings
 from pokebench.analysis.settings import ACTION_WEIGHT, engine_version
 from pokebench.analysis.value import load_value_model
 from pokebench.engine.errors import hold_panic_output
@@ -279,7 +279,7 @@ def current_luck(run_dir: Path, required: bool = True) -> dict[str, dict[str, An
     """The run's cached luck at the current settings (engine, V, luck version), by game uid. None there (no analysis
     yet, or a cache of an earlier luck version or another V) and `required`: stops, saying what the cache holds and
     how to value it."""
-    entries = {e["uid"]: e for e in read_entries(luck_path(run_dir), engine_version(), luck_settings(), key=game_key)}
+    entries = {e["uid"]: e for e in cached_entries([run_dir])}
     if required and not entries:
         held = Counter(f"{e.get('settings')} ({e.get('engine')})" for e in read_entries(luck_path(run_dir), key=game_key))
         found = "; ".join(f"{n} games at {settings}" for settings, n in held.items()) or "nothing"

@@ -97,14 +97,16 @@ def luck_rows(entries: Iterable[dict[str, Any]], games: pd.DataFrame,
     return luck, turns
 
 
-def cached_entries(run_dirs: Sequence[Path], uids: Iterable[str], model: ValueModel | None = None
+def cached_entries(run_dirs: Sequence[Path], uids: Iterable[str] | None = None, model: ValueModel | None = None
                    ) -> list[dict[str, Any]]:
-    """The luck cache's entries of the games `uids` in the runs' folders, one per game."""
+    """The luck cache's entries at the current settings in the runs' folders, one per game: of the games `uids`,
+    or of every game cached."""
     engine = engine_version() or None  # without poke-engine here, what any version cached
     settings = luck_settings(model)
-    wanted = set(uids)
-    return list({e["uid"]: e for run_dir in run_dirs
-                 for e in read_entries(luck_path(run_dir), engine, settings, key=game_key) if e["uid"] in wanted}.values())
+    wanted = None if uids is None else set(uids)
+    return list({e["uid"]: e for run_dir in run_dirs for e in read_entries(luck_path(run_dir), engine, settings,
+                                                                          key=game_key)
+                 if wanted is None or e["uid"] in wanted}.values())
 
 
 def read_luck(run_dirs: Sequence[Path], games: pd.DataFrame, model: ValueModel | None = None

@@ -185,7 +185,7 @@ class FoulPlaySeat(Seat):
         self.process: FoulPlayProcess | None = None
         self.side = side
         self.player = "foul-play"
-        self._log_dir = owner.log_dir  # None: the run's folder (begin_game), else a scratch folder when first used
+        self._log_dir = owner.log_dir  # None: the run's folder (begin_game), or outside a run the owner's scratch folder
         self._failure: BaseException | None = None
         self._on_failure: Callable[[BaseException], None] = lambda exc: None
         self._watch: asyncio.Task[None] | None = None
@@ -197,15 +197,13 @@ class FoulPlaySeat(Seat):
         self._on_failure = on_failure
         self.side = context.side
         self.player = str(context.extra.get("player", self.player))
-        if self._log_dir is None and context.work_dir is not None:
+        if self.owner.log_dir is None and context.work_dir is not None:
             self._log_dir = Path(context.work_dir)
 
     @property
     def log_dir(self) -> Path:
-        """Where Foul Play's output goes; a scratch folder is made only for a game played outside a run."""
-        if self._log_dir is None:
-            self._log_dir = self.owner.scratch_dir()
-        return self._log_dir
+        """Where Foul Play's output goes; the owner makes its scratch folder only for a game played outside a run."""
+        return self._log_dir or self.owner.scratch_dir()
 
     @property
     def log_path(self) -> Path:
