@@ -2,16 +2,23 @@
 
     .venv/bin/python benchmarks/search_strength.py [--runs-dir /tmp/pb-search/runs] [--pairs 100]
         [--opponents heuristic,max-damage] [--variant NAME=KEY:VALUE,KEY:VALUE ...] [--concurrency 2]
-        [--seed-text pokebench-search-dev]
+        [--seed-text pokebench-search-dev] [--no-luck]
+    .venv/bin/python benchmarks/search_strength.py --figures-only --runs-dir DIR [--runs-dir DIR ...]
+        [--opponents foul-play] [--variant NAME= ...]
 
 Plays each variant of the search bot (``conf/player/search.yaml`` with the variant's settings on top) against
 each opponent, every variant on the same mirror pairs (seed text ``--seed-text``, default ``pokebench-search-dev``:
 seeds of their own, not the calibration's), one run per variant (``search-strength-NAME``, reused when it is there),
 and prints per variant and opponent:
 
-- the games and the search bot's score with a 95 % Wilson interval;
+- the games and the search bot's score with a 95 % Wilson interval (over games);
 - the paired difference of its score from the first variant's over the same mirror pairs, with a 95 %
   interval (the same teams and battle seeds: the team luck cancels; the searches have no seed);
+- the same two luck-adjusted (docs/analysis.md, "Luck"): each game's score less the luck of its rolls, which keeps
+  the score's expectation and has less variance, so a narrower interval from the same games (normal, over mirror
+  pairs; beside it the raw score's half-width on the same footing, over pairs). The luck is measured with
+  ``pokebench analyse RUN --no-quality`` (about 0.1 s of CPU a game; cached, so a second invocation values nothing
+  again); ``--no-luck`` skips it;
 - the time per decision it searched (mean, median, 95th percentile, wall: it includes waiting for a busy
   search worker when games share it) and the engine's iterations per decision;
 - each opponent's time per decision in the same games (Foul Play's: is the time per decision equal?).
@@ -21,6 +28,10 @@ the shipped count (or four), half the time, the inference off, and the bot of th
 iterations). ``--opponents foul-play`` plays Foul Play (where it is installed: README, "Foul Play") one
 game at a time, so that each side's search has a core. A time budget's iterations depend on the machine and its load: compare variants measured in one
 invocation, on an otherwise idle machine.
+
+``--figures-only`` plays nothing: the figures of the variants' runs as they are stored, pooled over every
+``--runs-dir`` given (rounds played on seed texts of their own, in runs directories of their own: a pair is one
+directory's pair). The figures of several rounds of the same bot against Foul Play, together.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from luck_validation import cached_luck, pair_frame
 from pokebench.results.loading import load_runs
 
 SEED_TEXT = "pokebench-search-dev"
@@ -102,9 +114,16 @@ def wilson(wins: float, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Per mirror pair and opponent the search bot's mean score; per searched decision its time and iterations;
-    per decision of an opponent its player and time (Foul Play's time per decision: is the time equal?)."""
+def value_luck(runs_dir: Path, name: str) -> None:
+    """The luck of the run's games not yet in its cache (``pokebench analyse --no-quality``)."""
+    subprocess.run([sys.executable, "-m", "pokebench", "analyse", name, "--runs-dir", str(runs_dir), "--no-quality"],
+                   cwd=runs_dir.parent, check=True, env=dict(os.environ), stdout=subprocess.DEVNULL)
+
+
+def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Per mirror pair and opponent the search bot's mean score (and luck-adjusted, NaN without `luck`); per
+    searched decision its time and iterations; per decision of an opponent its player and time (Foul Play's time
+    per decision: is the time equal?)."""
     data = load_runs([name], runs_dir)
     games = data.games
     search_side = games.p1.eq("search").map({True: "p1", False: "p2"})
@@ -112,6 +131,13 @@ def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.D
     games = games.assign(opponent=games.p1.where(games.p1 != "search", games.p2), score=score)
     complete = games.groupby(["opponent", "pair"]).score.transform("size") == 2
     pairs = games[complete].groupby(["opponent", "pair"]).score.mean().rename("score").reset_index()
+    pairs["adjusted"] = math.nan
+    if luck:
+        value_luck(runs_dir, name)
+        adjusted = pair_frame(data.games, cached_luck(runs_dir, name, data.games))  # first named: search (play())
+        adjusted = adjusted.assign(opponent=adjusted.matchup.str.split("-vs-").str[1])
+        pairs = pairs.drop(columns="adjusted").merge(adjusted[["opponent", "pair", "adjusted"]],
+                                                     on=["opponent", "pair"], how="left")
     decisions = data.decisions[data.decisions.player == "search"]
     extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
     searched = pd.DataFrame({"latency_s": decisions.latency_s.to_numpy(),
@@ -120,22 +146,43 @@ def measure(runs_dir: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.D
     return pairs, searched, others
 
 
+def pooled(runs_dirs: list[Path], name: str, luck: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """:func:`measure` of the run `name` in each of `runs_dirs`, together; a pair is named by its directory's
+    place in the list and its own number, so that the same pair of two variants is matched within a directory."""
+    parts = [measure(runs_dir, name, luck) for runs_dir in runs_dirs]
+    pairs = pd.concat([p.assign(pair=[f"{i}:{k}" for k in p.pair]) for i, (p, _, _) in enumerate(parts)],
+                      ignore_index=True)
+    return pairs, pd.concat([s for _, s, _ in parts], ignore_index=True), pd.concat([o for _, _, o in parts],
+                                                                                      ignore_index=True)
+
+
+def normal_interval(values: pd.Series, sign: str = "+") -> str:
+    """The mean of `values` with its 95 % normal interval ("—" with fewer than two); `sign` "": no plus signs."""
+    values = values.dropna()
+    if len(values) < 2:
+        return "—"
+    mean, half = values.mean(), Z * values.std() / math.sqrt(len(values))
+    return f"{mean:{sign}.3f} [{mean - half:{sign}.3f}, {mean + half:{sign}.3f}]"
+
+
 def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], opponents: list[str]) -> None:
     names = list(results)
-    print("| variant | opponent | games | score [95 %] | paired − " + names[0] + " [95 %] |")
-    print("|---|---|---|---|---|")
+    print("| variant | opponent | games | score [95 %] | paired − " + names[0] + " [95 %] | luck-adjusted [95 %] "
+          "(the score's ± over pairs) | paired − " + names[0] + ", adjusted [95 %] |")
+    print("|---|---|---|---|---|---|---|")
     for opponent in opponents:
-        first = results[names[0]][0].query("opponent == @opponent").set_index("pair").score
+        first = results[names[0]][0].query("opponent == @opponent").set_index("pair")
         for name in names:
-            per_pair = results[name][0].query("opponent == @opponent").set_index("pair").score
+            per_pair = results[name][0].query("opponent == @opponent").set_index("pair")
             n = 2 * len(per_pair)
-            lo, hi = wilson(per_pair.sum() * 2, n)
+            lo, hi = wilson(per_pair.score.sum() * 2, n)
             common = per_pair.index.intersection(first.index)
-            diff = (per_pair[common] - first[common])
-            paired = ("—" if name == names[0] or len(common) < 2 else
-                      f"{diff.mean():+.3f} [{diff.mean() - Z * diff.std() / math.sqrt(len(diff)):+.3f}, "
-                      f"{diff.mean() + Z * diff.std() / math.sqrt(len(diff)):+.3f}]")
-            print(f"| {name} | {opponent} | {n} | {per_pair.mean():.3f} [{lo:.3f}, {hi:.3f}] | {paired} |")
+            diff = per_pair.loc[common, ["score", "adjusted"]] - first.loc[common, ["score", "adjusted"]]
+            first_row, raw_half = name == names[0], Z * per_pair.score.std() / math.sqrt(len(per_pair))
+            print(f"| {name} | {opponent} | {n} | {per_pair.score.mean():.3f} [{lo:.3f}, {hi:.3f}] | "
+                  f"{'—' if first_row else normal_interval(diff.score)} | "
+                  f"{normal_interval(per_pair.adjusted, sign='')} (±{raw_half:.3f}) | "
+                  f"{'—' if first_row else normal_interval(diff.adjusted)} |")
     print()
     print("| variant | decisions searched | ms per decision: mean | median | 95th percentile | iterations per decision |")
     print("|---|---|---|---|---|---|")
@@ -155,24 +202,32 @@ def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs-dir", type=Path, default=Path("/tmp/pb-search/runs"))
+    parser.add_argument("--runs-dir", type=Path, action="append", default=[],
+                        help="where the runs are (default /tmp/pb-search/runs); several only with --figures-only")
     parser.add_argument("--pairs", type=int, default=100, help="mirror pairs per variant and opponent")
     parser.add_argument("--opponents", default="heuristic,max-damage")
     parser.add_argument("--concurrency", type=int, default=2, help="games in flight per run")
     parser.add_argument("--seed-text", default=SEED_TEXT, help="the mirror pairs' seeds (a new text: new games)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=KEY:VALUE,...",
                         help="a variant (repeatable; the first is the reference); default: the ablation")
+    parser.add_argument("--figures-only", action="store_true",
+                        help="play nothing: the stored runs' figures, pooled over every --runs-dir")
+    parser.add_argument("--no-luck", action="store_true", help="no luck-adjusted figures (and no luck measured)")
     args = parser.parse_args()
-    args.runs_dir.mkdir(parents=True, exist_ok=True)
+    runs_dirs = args.runs_dir or [Path("/tmp/pb-search/runs")]
+    if len(runs_dirs) > 1 and not args.figures_only:
+        parser.error("several --runs-dir pool stored runs: give --figures-only, or one --runs-dir to play in")
     opponents = [o for o in args.opponents.split(",") if o]
     variants = dict(parse_variant(v) for v in args.variant) if args.variant else default_variants()
     results = {}
     for name, variant in variants.items():
-        settings = {**shipped(), **variant}  # a per-position budget given wins over decision_ms
         run = f"search-strength-{name}"
-        print(f"{run}: {', '.join(f'{k}={v}' for k, v in settings.items())}", flush=True)
-        play(args.runs_dir, run, settings, opponents, args.pairs, args.concurrency, args.seed_text)
-        results[name] = measure(args.runs_dir, run)
+        if not args.figures_only:
+            settings = {**shipped(), **variant}  # a per-position budget given wins over decision_ms
+            print(f"{run}: {', '.join(f'{k}={v}' for k, v in settings.items())}", flush=True)
+            runs_dirs[0].mkdir(parents=True, exist_ok=True)
+            play(runs_dirs[0], run, settings, opponents, args.pairs, args.concurrency, args.seed_text)
+        results[name] = pooled(runs_dirs, run, luck=not args.no_luck)
     print()
     report(results, opponents)
 
