@@ -49,12 +49,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from luck_validation import cached_luck, pair_frame
+from luck_validation import Z, cached_luck, pair_frame
 from pokebench.results.loading import load_runs
 
 SEED_TEXT = "pokebench-search-dev"
 REPO = Path(__file__).resolve().parents[1]
-Z = 1.96
 FOUL_PLAY = "foul-play"
 
 
@@ -131,13 +130,13 @@ def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.Dat
     games = games.assign(opponent=games.p1.where(games.p1 != "search", games.p2), score=score)
     complete = games.groupby(["opponent", "pair"]).score.transform("size") == 2
     pairs = games[complete].groupby(["opponent", "pair"]).score.mean().rename("score").reset_index()
-    pairs["adjusted"] = math.nan
     if luck:
         value_luck(runs_dir, name)
         adjusted = pair_frame(data.games, cached_luck(runs_dir, name, data.games))  # first named: search (play())
         adjusted = adjusted.assign(opponent=adjusted.matchup.str.split("-vs-").str[1])
-        pairs = pairs.drop(columns="adjusted").merge(adjusted[["opponent", "pair", "adjusted"]],
-                                                     on=["opponent", "pair"], how="left")
+        pairs = pairs.merge(adjusted[["opponent", "pair", "adjusted"]], on=["opponent", "pair"], how="left")
+    else:
+        pairs["adjusted"] = math.nan
     decisions = data.decisions[data.decisions.player == "search"]
     extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
     searched = pd.DataFrame({"latency_s": decisions.latency_s.to_numpy(),
@@ -149,11 +148,15 @@ def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.Dat
 def pooled(runs_dirs: list[Path], name: str, luck: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """:func:`measure` of the run `name` in each of `runs_dirs`, together; a pair is named by its directory's
     place in the list and its own number, so that the same pair of two variants is matched within a directory."""
-    parts = [measure(runs_dir, name, luck) for runs_dir in runs_dirs]
-    pairs = pd.concat([p.assign(pair=[f"{i}:{k}" for k in p.pair]) for i, (p, _, _) in enumerate(parts)],
-                      ignore_index=True)
-    return pairs, pd.concat([s for _, s, _ in parts], ignore_index=True), pd.concat([o for _, _, o in parts],
-                                                                                      ignore_index=True)
+    pairs, searched, others = zip(*(measure(runs_dir, name, luck) for runs_dir in runs_dirs))
+    named = [p.assign(pair=[f"{i}:{k}" for k in p.pair]) for i, p in enumerate(pairs)]
+    return (pd.concat(named, ignore_index=True), pd.concat(searched, ignore_index=True),
+            pd.concat(others, ignore_index=True))
+
+
+def half_width(values: pd.Series) -> float:
+    """The half-width of the 95 % normal interval of `values`' mean."""
+    return Z * values.std() / math.sqrt(len(values))
 
 
 def normal_interval(values: pd.Series, sign: str = "+") -> str:
@@ -161,7 +164,7 @@ def normal_interval(values: pd.Series, sign: str = "+") -> str:
     values = values.dropna()
     if len(values) < 2:
         return "—"
-    mean, half = values.mean(), Z * values.std() / math.sqrt(len(values))
+    mean, half = values.mean(), half_width(values)
     return f"{mean:{sign}.3f} [{mean - half:{sign}.3f}, {mean + half:{sign}.3f}]"
 
 
@@ -178,10 +181,10 @@ def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], 
             lo, hi = wilson(per_pair.score.sum() * 2, n)
             common = per_pair.index.intersection(first.index)
             diff = per_pair.loc[common, ["score", "adjusted"]] - first.loc[common, ["score", "adjusted"]]
-            first_row, raw_half = name == names[0], Z * per_pair.score.std() / math.sqrt(len(per_pair))
+            first_row = name == names[0]
             print(f"| {name} | {opponent} | {n} | {per_pair.score.mean():.3f} [{lo:.3f}, {hi:.3f}] | "
                   f"{'—' if first_row else normal_interval(diff.score)} | "
-                  f"{normal_interval(per_pair.adjusted, sign='')} (±{raw_half:.3f}) | "
+                  f"{normal_interval(per_pair.adjusted, sign='')} (±{half_width(per_pair.score):.3f}) | "
                   f"{'—' if first_row else normal_interval(diff.adjusted)} |")
     print()
     print("| variant | decisions searched | ms per decision: mean | median | 95th percentile | iterations per decision |")
