@@ -14,6 +14,7 @@ import pytest
 
 from pokebench.results.figures import ADJUSTED_COLUMNS, compute_results
 from pokebench.results.loading import load_runs
+from pokebench.results.luck_gain import LUCK_GAIN_COLUMNS
 from pokebench.results.ratings import LUCK_COLUMNS
 from pokebench.results.reading import read_table
 from pokebench.results.schema import RatingRow
@@ -95,3 +96,56 @@ def test_the_run_summary_shows_the_adjusted_elo_and_interval_beside_the_raw_one(
     for row in rows:
         player, _, _, _, _, elo, low, _, high = row.split()[:9]
         assert (elo, low, high) == tuple(f"{fit.loc[player, c]:.0f}" for c in ("elo", "ci_low", "ci_high"))
+    # what the adjustment did per matchup: pairs.csv's ratio and interval, the same figures
+    assert "Luck adjustment" not in plain
+    gain = summary.split("Luck adjustment: variance over mirror pairs, raw / adjusted")[1].splitlines()[2:]
+    data = load_runs(["lucky"], tmp_path / "runs")  # the publish: the same luck rows, joined by uid
+    uids = data.games[["run", "game_id", "uid"]]
+    published = compute_results(data, n_bootstrap=200,
+                                luck=luck.drop(columns="uid").merge(uids, on=["run", "game_id"])).pairs
+    assert len(gain) >= len(published) >= 3
+    for line, r in zip(gain, published.itertuples()):
+        assert line.split() == [r.player_a, "vs", r.player_b, str(r.luck_pairs), f"{r.variance_ratio:.2f}×",
+                                f"[{r.ratio_lo:.2f},", f"{r.ratio_hi:.2f}]"]
+
+
+def test_pairs_say_what_the_adjustment_did_per_matchup_as_computed_by_hand(data) -> None:
+    luck = luck_rows(data.games)
+    results = compute_results(data, n_bootstrap=200, luck=luck)
+    pairs = results.pairs.set_index("matchup")
+    measured = luck[luck["error"].isna()].set_index("uid")
+    games = data.games  # the stores hold finished games
+    checked = 0
+    for matchup, row in pairs.iterrows():
+        raw, adjusted = [], []  # A's pair scores over the pairs whose two games were both measured
+        for _, pair in games[games["matchup"] == matchup].groupby(["run", "pair"]):
+            if len(pair) != 2 or not pair["uid"].isin(measured.index).all():
+                continue
+            a_raw = a_adj = 0.0
+            for game in pair.itertuples():
+                lucky = measured.loc[game.uid]
+                mine = game.p1 == row["player_a"]
+                a_raw += (lucky["score_p1"] if mine else 1 - lucky["score_p1"]) / 2
+                a_adj += (lucky["adjusted_p1"] if mine else 1 - lucky["adjusted_p1"]) / 2
+            raw.append(a_raw)
+            adjusted.append(a_adj)
+        assert row["luck_pairs"] == len(raw)
+        var_raw, var_adjusted = np.var(raw, ddof=1), np.var(adjusted, ddof=1)
+        np.testing.assert_allclose([row["var_raw"], row["var_adjusted"], row["variance_ratio"], row["a_luck_mean"]],
+                                   [var_raw, var_adjusted, var_raw / var_adjusted,
+                                    np.mean(np.subtract(raw, adjusted))], rtol=1e-12)
+        assert row["ratio_lo"] < row["ratio_hi"] and row["a_luck_lo"] < row["a_luck_hi"]
+        checked += 1
+    assert checked == len(pairs) >= 3
+    # the game without measured luck takes its pair out of its matchup's luck columns, not its counts
+    first = games[games["uid"] == luck["uid"].iloc[0]].iloc[0]
+    assert pairs.loc[first["matchup"], "luck_pairs"] == pairs.loc[first["matchup"], "pairs"] - 1
+    assert (pairs.drop(index=first["matchup"])["luck_pairs"] == pairs.drop(index=first["matchup"])["pairs"]).all()
+    # the same seed, the same intervals; none without luck
+    again = compute_results(data, n_bootstrap=200, luck=luck).pairs
+    pd.testing.assert_frame_equal(again, results.pairs)
+    for none in (None, luck.iloc[:0]):
+        plain = compute_results(data, n_bootstrap=20, luck=none).pairs
+        assert plain[list(LUCK_GAIN_COLUMNS)].isna().all().all()
+        pd.testing.assert_frame_equal(plain.drop(columns=list(LUCK_GAIN_COLUMNS)),
+                                      results.pairs.drop(columns=list(LUCK_GAIN_COLUMNS)))

@@ -253,6 +253,8 @@ def test_analyse_caches_the_luck_and_publish_writes_adjusted_scores(run_dir, tmp
         last = turns[turns["uid"] == row.uid].iloc[-1]  # what happened never contradicts how the game ended
         assert last["v_after"] != {"p1": 0.0, "p2": 1.0}.get(games.loc[row.uid, "winner"])
     assert (turns["event"].fillna("").isin([*EVENTS, ""])).all()
+    pairs = pd.read_csv(out / "pairs.csv")  # every pair's two games measured: each counts in its matchup's luck
+    assert (pairs["luck_pairs"] == pairs["pairs"]).all() and (out / "value_calibration.svg").is_file()
     loaded = load_results(out)
     assert len(loaded.luck) == 6 and len(loaded.luck_turns) == len(turns)
     frame, _ = read_luck([run_dir / RUN], games.reset_index())

@@ -211,3 +211,33 @@ def test_win_graph_marks_luck_at_the_threshold_and_draws_nothing_without_values(
                        turn(3, 0.7, -0.3)], [], [], players)
     assert graph is not None
     assert [(m["turn"], m["side"], m["event"]) for m in graph["marks"]] == [(1, "p1", "speed tie"), (3, "p2", "other")]
+
+
+def test_the_luck_section_says_what_the_adjustment_did_per_matchup_and_draws_vs_calibration(
+        sites: tuple[Path, Path, LuckGames]) -> None:
+    plain, site, _ = sites
+    page = page_text(site / "index.html")
+    table = page.split('class="luck-gain"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
+    pairs = pd.read_csv(site / "pairs.csv")
+    measured = pairs[pairs["luck_pairs"].notna()]
+    assert len(rows) == len(measured) > 0
+
+    def signed(x: float) -> str:
+        return f"{x:+.3f}".replace("-", "−")
+
+    def shown(x: float, form: str) -> str:
+        return "—" if pd.isna(x) else form.format(x)
+
+    for row, r in zip(rows, measured.to_dict("records")):
+        assert f'>{r["player_a"]}</a> vs ' in row and f'>{r["player_b"]}</a>' in row
+        cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', row)
+        assert cells == [str(int(r["luck_pairs"])), shown(r["var_raw"], "{:.4f}"), shown(r["var_adjusted"], "{:.4f}"),
+                         shown(r["variance_ratio"], "{:.2f}×"), "—",  # two pairs a matchup: too few for an interval
+                         signed(r["a_luck_mean"]), "—"]
+    assert measured["variance_ratio"].notna().any()
+    assert 'src="value_calibration.svg"' in page and (site / "value_calibration.svg").is_file()
+    svg = (site / "value_calibration.svg").read_text(encoding="utf-8")
+    turns = pd.read_csv(site / "luck_turns.csv")
+    assert f'{turns["v_before"].notna().sum():,} positions of' in svg
+    assert not (plain / "value_calibration.svg").exists() and "luck-gain" not in page_text(plain / "index.html")

@@ -13,7 +13,8 @@ import pandas as pd
 
 from pokebench.invocation import module_command
 from pokebench.play.budget import Budget
-from pokebench.results.figures import per_player_figures
+from pokebench.results.figures import pair_results, per_player_figures
+from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
 from pokebench.results.run_stores import RunStores
 
@@ -107,6 +108,20 @@ def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | Non
     return [head, *("  " + line for line in table)]
 
 
+def luck_gain_lines(games: pd.DataFrame, luck: pd.DataFrame) -> list[str]:
+    """What the luck adjustment did on the run's games: per matchup, the variance over mirror pairs raw /
+    adjusted with its interval (``pairs.csv``'s luck columns); nothing without two measured pairs."""
+    pairs = with_luck_gain(pair_results(games), games, luck)
+    rows = [{"matchup": f"{r['player_a']} vs {r['player_b']}", "pairs": int(r["luck_pairs"]),
+             "raw / adjusted": f"{float(r['variance_ratio']):.2f}×",
+             "95% interval": "—" if pd.isna(r["ratio_lo"]) else f"[{float(r['ratio_lo']):.2f}, {float(r['ratio_hi']):.2f}]"}
+            for r in pairs[pairs["variance_ratio"].notna()].to_dict("records")]
+    if not rows:
+        return []
+    head = "Luck adjustment: variance over mirror pairs, raw / adjusted (above 1: fewer games for the same interval):"
+    return [head, *("  " + line for line in _table(rows))]
+
+
 def engine_failure_line(decisions: pd.DataFrame) -> list[str]:
     """One line on the search bot's engine over the run's decisions (none when no decision was searched).
 
@@ -144,7 +159,7 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     """The closing summary of every run: games now and in all (of the `planned` game ids: a shard's own), the
     leaderboard of every store's games (Elo with its interval, with `luck` rows (luck.csv's run, game_id,
     luck_p1, adjusted_p1, error) the luck-adjusted Elo and interval too, record, re-ask and random-pick rates),
-    the search engine's failures, spend and tokens per model (players that call none are left out; and outside
+    the search engine's failures, what the luck adjustment did per matchup (with `luck`), spend and tokens per model (players that call none are left out; and outside
     the games, from `budget`), harness errors by cause."""
     games, errors = stores.games(), stores.table("harness_errors")
     spend = {player: row for player, row in stores.spend_by_player().items()
@@ -155,6 +170,7 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     lines = [f"Run '{name}': {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
     if len(games):
         lines += _leaderboard(games, decisions, anchor, luck) + engine_failure_line(decisions)
+        lines += luck_gain_lines(games, luck) if luck is not None and len(luck) else []
     if spend:
         lines.append("Spend by model (all starts; voided games included):")
         for player, row in sorted(spend.items()):

@@ -19,6 +19,7 @@ import pandas as pd
 
 from pokebench.plugins import TABLE_PLUGINS, load_plugins
 from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing
+from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.ratings import (INTERVAL_RULE, LUCK_COLUMNS, RANK_RULE, RatingsError, fit_ratings, head_to_head,
                                        luck_figures, with_luck)
 from pokebench.results.schema import (SCHEMA_VERSION, BootstrapInfo, DecisionQualityRow, LuckRow, LuckTurnRow, Meta,
@@ -349,7 +350,10 @@ def compute_results(data: RunData, anchor: str = "max-damage", n_bootstrap: int 
         interval_rule=INTERVAL_RULE, rank_rule=RANK_RULE, games=len(games), duplicates_merged=data.duplicates_merged,
         partial=data.partial, tables=[], played_from=str(games["started_at"].min()) if len(games) else None,
         played_to=str(games["ended_at"].max()) if len(games) else None)
-    results = Results(ratings=ratings, h2h=h2h, pairs=pair_results(games), games=games, decisions=data.decisions,
+    pairs = pair_results(games)
+    if luck is not None and len(luck):
+        pairs = with_luck_gain(pairs, games, luck, n_bootstrap, seed, level)
+    results = Results(ratings=ratings, h2h=h2h, pairs=pairs, games=games, decisions=data.decisions,
                       players=[], meta=meta, errors=data.errors, quality=quality)
     if quality_spread is not None:
         results.quality_spread = quality_spread

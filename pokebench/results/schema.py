@@ -22,8 +22,8 @@ __all__ = ["SCHEMA_VERSION", "SIDE_ONE_SCORE", "GameRow", "DecisionRow", "Decisi
 #: Version of the published folder's layout. 1: the first versioned contract. 2: decision quality
 #: (decision_quality.csv, decision_quality_spread.csv, the per-player figures in ratings.csv).
 #: 3: the luck of every turn (luck.csv, luck_turns.csv). 4: the luck of bots' own draws (luck_turns.csv's
-#: action_luck).
-SCHEMA_VERSION = 4
+#: action_luck). 5: what the luck adjustment did per matchup (pairs.csv's luck columns).
+SCHEMA_VERSION = 5
 
 
 #: Side one's score by games.csv's ``winner`` (a tie counts half a win): ratings, figures, luck and the
@@ -275,7 +275,9 @@ class H2HRow(_Row):
 
 
 class PairRow(_Row):
-    """``pairs.csv``: per matchup, how its mirror pairs ended (the method's luck argument rests on these)."""
+    """``pairs.csv``: per matchup, how its mirror pairs ended (the method's luck argument rests on these), and
+    where the games were analysed for luck, what the luck adjustment did on them
+    (:mod:`pokebench.results.luck_gain`). A is side one of the matchup's first game."""
 
     matchup: str = Field(description="`<A>-vs-<B>`.")
     player_a: str = Field(description="Player A.")
@@ -286,6 +288,22 @@ class PairRow(_Row):
     b_2_0: int = Field(description="Pairs B won 2–0 (0–2 for A).")
     with_ties: int = Field(description="Pairs with at least one tie.")
     incomplete: int = Field(description="Pairs with one game only (the other was a harness error or is not played).")
+    luck_pairs: int | None = Field(description="Complete pairs whose two games both had their luck measured (the "
+                                               "luck columns' pairs); empty when the games were not analysed.")
+    var_raw: float | None = Field(description="Variance over those pairs of A's pair score (the mean of its two "
+                                              "games' scores).")
+    var_adjusted: float | None = Field(description="The same of A's luck-adjusted pair score (luck.csv).")
+    variance_ratio: float | None = Field(description="var_raw / var_adjusted: how many times fewer games the "
+                                                     "adjusted score needs for the same interval in this matchup "
+                                                     "(below 1: the adjustment added noise here).")
+    ratio_lo: float | None = Field(description="Lower end of variance_ratio's interval (percentile bootstrap over "
+                                               "the pairs, the ratings' level and seed; empty under 3 pairs).")
+    ratio_hi: float | None = Field(description="Upper end of variance_ratio's interval.")
+    a_luck_mean: float | None = Field(description="A's mean luck per game over those pairs (B's is the opposite; "
+                                                  "adjusted − raw is its negative): expectation 0 whatever the "
+                                                  "players' skill.")
+    a_luck_lo: float | None = Field(description="Lower end of a_luck_mean's interval (the same bootstrap).")
+    a_luck_hi: float | None = Field(description="Upper end of a_luck_mean's interval.")
 
 
 class PlayerRow(_Row):

@@ -45,7 +45,7 @@ from pokebench.results.schema import Meta
 from pokebench.site import format as fmt
 from pokebench.site.luck import SWING_THRESHOLD, win_graph
 from pokebench.site.player_facts import player_facts
-from pokebench.site.plots import plot_cost, plot_ratings, save_svg
+from pokebench.site.plots import plot_cost, plot_ratings, plot_value_calibration, save_svg
 from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet, team_states,
                                    text_turns, viewer_log)
 
@@ -227,7 +227,7 @@ class _Site:
         self.spend_by_run = {r: float(c) for r, c in spend.groupby("run")["cost"].sum(min_count=1).items()
                              if not fmt.missing(c)}
 
-    def index(self, has_cost: bool) -> None:
+    def index(self, has_cost: bool, has_calibration: bool) -> None:
         errors = sum(r.harness_errors for r in self.meta.runs)
         h2h = {(c["player"], c["opponent"]): c for c in _records(self.results.h2h)}
         predicted = {(a["player"], b["player"]): expected_score(a["elo"], b["elo"])
@@ -236,6 +236,7 @@ class _Site:
                          fit=_fit_against_observed(self.ratings, self.results.h2h),
                          has_answers=any(r["answers"] is not None for r in self.ratings),
                          pairs=_records(self.results.pairs), errors=errors, has_cost=has_cost,
+                         has_calibration=has_calibration,
                          spend_by_run=self.spend_by_run, has_decisions=not self.results.decisions.empty,
                          quality=self._quality_summary(),
                          has_luck=any(not fmt.missing(r.get(k)) for r in self.ratings for k in ("luck_mean",
@@ -372,7 +373,10 @@ def build_site(root: Path | str, viewer_url: str = VIEWER_URL) -> Path:
     cost_fig = plot_cost(site.results.ratings)
     if cost_fig is not None:
         save_svg(cost_fig, root / "cost.svg")
-    site.index(cost_fig is not None)
+    calibration = plot_value_calibration(site.luck_turns, site.luck) if site.has_luck else None
+    if calibration is not None:
+        save_svg(calibration, root / "value_calibration.svg")
+    site.index(cost_fig is not None, calibration is not None)
     site.games_page()
     site.player_pages()
     site.replays()

@@ -48,6 +48,20 @@ def luck_interval(lo: Any, hi: Any) -> str:
     return DASH if missing(lo) or missing(hi) else f"[{luck(lo)}, {luck(hi)}]"
 
 
+def variance(x: Any) -> str:
+    """A variance of scores, to four decimals."""
+    return DASH if missing(x) else f"{float(x):.4f}"
+
+
+def ratio(x: Any) -> str:
+    """A variance ratio (raw / luck-adjusted): ``1.29×``."""
+    return DASH if missing(x) else f"{float(x):.2f}×"
+
+
+def ratio_interval(lo: Any, hi: Any) -> str:
+    return DASH if missing(lo) or missing(hi) else f"[{float(lo):.2f}, {float(hi):.2f}]"
+
+
 def score(x: Any) -> str:
     """A score (1 a win, 0.5 a tie, 0 a loss; an adjusted score can fall outside) to three decimals."""
     return DASH if missing(x) else _minus(f"{float(x):.3f}")
@@ -96,11 +110,11 @@ def sort_value(x: Any) -> str:
     return "" if missing(x) else str(x)
 
 
-FILTERS = {"elo": elo, "regret": regret, "luck": luck, "score": score, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
+FILTERS = {"elo": elo, "regret": regret, "luck": luck, "ratio": ratio, "variance": variance, "score": score, "cost": cost, "integer": integer, "seconds": seconds, "rate": rate, "text": text,
            "sortval": sort_value, "whole": whole}
 #: Below this many complete mirror pairs a player's interval is tagged "few pairs" on the leaderboard: a
 #: bootstrap over so few pairs has few distinct samples (the reported interval is the wider of it and the posterior).
 FEW_PAIRS = 10
 
 GLOBALS = {"FEW_PAIRS": FEW_PAIRS, "interval": interval, "regret_interval": regret_interval,
-           "luck_interval": luck_interval, "url": url, "missing": missing, "DASH": DASH}
+           "luck_interval": luck_interval, "ratio_interval": ratio_interval, "url": url, "missing": missing, "DASH": DASH}

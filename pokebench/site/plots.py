@@ -15,7 +15,7 @@ from matplotlib.typing import RcKeyType
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["plot_ratings", "plot_h2h", "plot_cost", "plot_learning_curve", "save_svg"]
+__all__ = ["plot_ratings", "plot_h2h", "plot_cost", "plot_learning_curve", "plot_value_calibration", "save_svg"]
 
 SVG_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "pokebench", "font.size": 10}
 
@@ -157,6 +157,37 @@ def plot_learning_curve(curve: pd.DataFrame) -> Figure | None:
     axes[-1].set_xlabel("epoch")
     axes[-1].xaxis.get_major_locator().set_params(integer=True)
     return fig
+
+
+def value_calibration(turns: pd.DataFrame, luck: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
+    """The luck analysis's V against what happened: every valued turn's V before it (``luck_turns.csv``'s
+    ``v_before``, side one's win probability) with its game's result for side one (``luck.csv``'s score_p1), in
+    `bins` equal bins of V: per bin the positions, their games, the mean V and the mean result."""
+    valued = turns[["uid", "v_before"]].dropna().merge(luck[["uid", "score_p1"]].dropna(), on="uid")
+    valued = valued.assign(bin=np.minimum((valued["v_before"] * bins).astype(int), bins - 1))
+    return valued.groupby("bin").agg(positions=("uid", "size"), games=("uid", "nunique"),
+                                     predicted=("v_before", "mean"), observed=("score_p1", "mean")).reset_index()
+
+
+def plot_value_calibration(turns: pd.DataFrame, luck: pd.DataFrame) -> Figure | None:
+    """:func:`value_calibration` drawn: the mean result against the mean V per bin, each point's area its
+    positions, the diagonal where V is calibrated; None without a valued turn."""
+    table = value_calibration(turns, luck)
+    if table.empty:
+        return None
+    ax = _axes(None, (4.6, 4.2))
+    ax.plot([0, 1], [0, 1], color="#bbb", lw=1, ls="--", zorder=0)
+    area = 400 * table["positions"] / table["positions"].max()
+    ax.scatter(table["predicted"], table["observed"], s=np.maximum(area, 8), color="#2f5fb3", alpha=0.8)
+    ax.plot(table["predicted"], table["observed"], color="#8aa5d6", lw=1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("V before the turn (side one's win probability)")
+    ax.set_ylabel("side one's result (mean)")
+    ax.set_title(f"{int(table['positions'].sum()):,} positions of {luck['uid'].nunique():,} games", fontsize=9,
+                 loc="left")
+    ax.grid(color="#eee")
+    return _figure(ax)
 
 
 def save_svg(fig: Figure, path: Path) -> None:

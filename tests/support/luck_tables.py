@@ -2,7 +2,8 @@
 
 :func:`add_luck` writes ``luck.csv`` (one row per analysed game), ``luck_turns.csv`` (one row per analysed turn)
 and ``decision_quality.csv`` (a few decisions, two of them blunders), adds the luck and adjusted-Elo columns to
-``ratings.csv`` and lists the new tables in ``meta.json``, so that the site can be built again from the folder.
+``ratings.csv`` and the luck columns to ``pairs.csv``, and lists the new tables in ``meta.json``, so that the site
+can be built again from the folder.
 The figures are synthetic but consistent the way the analysis makes them: a turn's luck is ``v_after -
 expected``, a game's luck the sum of its turns', its adjusted score the score minus that luck; the ratings'
 columns are fitted from them by the publisher's own code.
@@ -19,8 +20,9 @@ import pandas as pd
 
 from pokebench.analysis.quality import quality_figures
 from pokebench.results.figures import adjusted_figures
+from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.reading import read_meta, read_table
-from pokebench.results.schema import DecisionQualityRow, GameRow, LuckRow, LuckTurnRow, RatingRow, columns
+from pokebench.results.schema import DecisionQualityRow, GameRow, LuckRow, LuckTurnRow, PairRow, RatingRow, columns
 from pokebench.results.writing import write_table
 
 #: The columns of luck.csv and luck_turns.csv, in order: the published contract's.
@@ -111,6 +113,7 @@ def add_luck(folder: Path) -> LuckGames:
     pd.DataFrame(turn_rows, columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
     _write_quality(folder, games[games["uid"] == graph].iloc[0])
     _write_rating_luck(folder, pd.DataFrame(luck_rows))
+    _write_pair_luck(folder, pd.DataFrame(luck_rows))
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     meta["tables"] = [*meta["tables"], *(t for t in ("luck.csv", "luck_turns.csv") if t not in meta["tables"])]
     (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
@@ -138,6 +141,14 @@ def _write_quality(folder: Path, game: pd.Series) -> None:
                      "best_value": 0.5, "value": 0.45, "regret": 0.05, "blunder": False, "match": True},
     ]
     write_table(folder / "decision_quality.csv", DecisionQualityRow, pd.DataFrame(rows))
+
+
+def _write_pair_luck(folder: Path, luck: pd.DataFrame) -> None:
+    """``pairs.csv``'s luck columns as the publisher computes them (:func:`pokebench.results.luck_gain.with_luck_gain`)."""
+    boot = read_meta(folder).bootstrap
+    pairs = with_luck_gain(read_table(folder / "pairs.csv", PairRow), read_table(folder / "games.csv", GameRow), luck,
+                           boot.samples, boot.seed, boot.level)
+    write_table(folder / "pairs.csv", PairRow, pairs)
 
 
 def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
