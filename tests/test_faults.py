@@ -8,6 +8,7 @@ error that the fault caused is recorded with its cause.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -76,6 +77,34 @@ def test_a_sigstopped_server_is_restarted_within_the_liveness_deadline_and_the_r
     assert "did not answer the harness in time; it was restarted" in output
     assert is_gone(stopped), "the hung server was not killed"
     _assert_complete_once(tmp_path, "hang", "server hung")
+
+
+@pytest.mark.server
+def test_a_server_seen_hung_is_restarted_by_the_next_arena_even_when_the_one_that_saw_it_stopped_first(tmp_path):
+    """The fault sweep's retry round × server pause, made certain: a round's last game is voided as the server
+    misses the liveness deadline, and the round ends (its arena's watcher cancelled) before the restart began.
+    The next round's arena must not play on in the old server, where the voided game may still hold its names."""
+    from pokebench.play.arena import Arena
+    from pokebench.showdown.server import LocalShowdown
+
+    async def seen_hung_then_stopped(server: LocalShowdown) -> None:
+        arena = Arena(server, {}, "gen9randombattle", 300, 1, liveness_timeout=1.0)
+        conn = await arena._current()
+        watcher = asyncio.create_task(arena._watch_server())
+        os.kill(pid, signal.SIGSTOP)
+        while not conn.dead.is_set():
+            await asyncio.sleep(0.02)
+        watcher.cancel()  # the round is over: its arena stops watching, mid-way to the restart
+        await asyncio.gather(watcher, return_exceptions=True)
+        os.kill(pid, signal.SIGCONT)  # the pause ends by itself
+        await Arena(server, {}, "gen9randombattle", 300, 1, liveness_timeout=1.0)._current()
+
+    with LocalShowdown(sim_processes=1, log_path=tmp_path / "showdown.log") as server:
+        assert server.process is not None
+        pid, address = server.process.pid, server.address
+        asyncio.run(seen_hung_then_stopped(server))
+        assert server.restarts == 1 and server.address != address
+        assert is_gone(pid), "the server seen hung was not killed"
 
 
 @pytest.mark.slow

@@ -55,6 +55,7 @@ class ShowdownServer(Protocol):
     def address(self) -> ServerAddress | None: ...  # None until it is started
 
     def is_alive(self) -> bool: ...
+    def mark_hung(self, address: ServerAddress | None) -> None: ...
     def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool: ...
 
 
@@ -192,6 +193,8 @@ class Arena:
                         conn.cause = "server hung"
                         conn.detail = f"no answer to the liveness ping within {self.liveness_timeout:g} s"
                         log.warning("The Showdown server did not answer a ping within %g s.", self.liveness_timeout)
+                        # restarted by whoever connects next, should this arena stop before it restarts it
+                        self.server.mark_hung(conn.address)
                         conn.dead.set()
                         with contextlib.suppress(Exception):  # restart it now, not when the next game starts
                             await self._current()

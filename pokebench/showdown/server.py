@@ -192,6 +192,8 @@ class LocalShowdown:
         self._log_file: BinaryIO | None = None
         # The arena restarts the server from worker threads (its watcher, a game's reconnect): one at a time.
         self._lifecycle = threading.RLock()
+        #: The address at which a caller saw the server miss the liveness deadline (:meth:`mark_hung`).
+        self._seen_hung: ServerAddress | None = None
 
     # The context-manager protocol ------------------------------------------------------------
     def __enter__(self) -> "LocalShowdown":
@@ -280,16 +282,23 @@ class LocalShowdown:
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def mark_hung(self, address: ServerAddress | None) -> None:
+        """A caller saw the server at `address` miss the liveness deadline: whoever calls :meth:`ensure_running`
+        next restarts it, even if the caller that saw it is stopped before it could (a round of games that ends
+        with the game the hang voided). No lock: the caller is the arena's event loop, which a restart in progress
+        must not hold up, and an address from before that restart no longer matches."""
+        self._seen_hung = address
+
     def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool:
         """Restart the server if it died, or if it is `unresponsive` (it did not answer the
         harness's ping in time: hung, or stopped) and does not answer now; True if it had to be restarted.
 
-        `hung`: the address at which the caller saw it miss the liveness deadline. A server that did is
-        restarted even if it answers again by now (a SIGSTOP that ended): the games voided meanwhile would
-        otherwise go on in it behind the harness's back, and their players' names stay taken in it. Not
-        if it was restarted since (its address changed)."""
+        `hung`, or an address given to :meth:`mark_hung`: where a caller saw it miss the liveness deadline. A
+        server that did is restarted even if it answers again by now (a SIGSTOP that ended): the games voided
+        meanwhile would otherwise go on in it behind the harness's back, and their players' names stay taken in
+        it. Not if it was restarted since (its address changed)."""
         with self._lifecycle:
-            missed = hung is not None and hung == self.address
+            missed = self.address is not None and self.address in (hung, self._seen_hung)
             if self.is_alive() and not missed and not (unresponsive and self._unanswered()):
                 return False
             why = "did not answer the harness in time" if self.is_alive() else "had died"
@@ -371,6 +380,9 @@ class RemoteShowdown:
 
     def is_alive(self) -> bool:
         return True
+
+    def mark_hung(self, address: ServerAddress | None) -> None:
+        return None  # not ours to restart
 
     def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool:
         return False  # not ours to restart: its games keep ending in harness errors until it answers again
