@@ -56,7 +56,7 @@ class ShowdownServer(Protocol):
 
     def is_alive(self) -> bool: ...
     def mark_hung(self, address: ServerAddress | None) -> None: ...
-    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool: ...
+    def ensure_running(self, unresponsive: bool = False) -> bool: ...
 
 
 @functools.cache
@@ -161,9 +161,8 @@ class Arena:
                 conn.dead.set()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.admin.__aexit__(None, None, None), 5)
-            hung = conn is not None and conn.cause == "server hung"
-            # a hung server is restarted even if it answers again by now: the games voided meanwhile must not go on
-            await asyncio.to_thread(self.server.ensure_running, hung, conn.address if hung and conn else None)
+            # a server marked hung is restarted even if it answers again by now: the games voided meanwhile must not go on
+            await asyncio.to_thread(self.server.ensure_running, conn is not None and conn.cause == "server hung")
             try:
                 self._connection = await self._connect()
             except (OSError, asyncio.TimeoutError, AdminError, WebSocketException) as err:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.results.ratings import with_luck
+from pokebench.results.schema import SIDE_ONE_SCORE
 
 __all__ = ["LUCK_GAIN_COLUMNS", "luck_gain", "pair_scores", "with_luck_gain"]
 
@@ -31,14 +32,12 @@ LUCK_GAIN_COLUMNS = ["luck_pairs", "var_raw", "var_adjusted", "variance_ratio", 
 
 
 def pair_scores(games: pd.DataFrame, luck: pd.DataFrame, first: dict[str, str]) -> pd.DataFrame:
-    """Per mirror pair (matchup, run, pair) whose two finished games both had their luck measured: player A's
+    """Per mirror pair (matchup, run, pair) whose two games both had their luck measured: player A's
     mean ``raw`` and ``adjusted`` score over them, A being ``first[matchup]``."""
     joined = with_luck(games, luck)
-    if "status" in joined.columns:
-        joined = joined[joined["status"] == "finished"]
     joined = joined[joined["luck_p1"].notna() & joined["matchup"].isin(list(first))]
     a_is_p1 = joined["p1"].to_numpy() == joined["matchup"].map(first).to_numpy()
-    score_p1 = joined["adjusted_p1"] + joined["luck_p1"]
+    score_p1 = joined["winner"].map(SIDE_ONE_SCORE)
     frame = joined.assign(raw=np.where(a_is_p1, score_p1, 1 - score_p1),
                           adjusted=np.where(a_is_p1, joined["adjusted_p1"], 1 - joined["adjusted_p1"]))
     keys = ["matchup", "run", "pair"]
@@ -67,8 +66,9 @@ def luck_gain(pairs: pd.DataFrame, n_bootstrap: int = 200, seed: int = 0, ci: fl
             resampled = adjusted[picks].var(axis=1, ddof=1)
             if (resampled > 0).all():
                 ratio_lo, ratio_hi = np.percentile(raw[picks].var(axis=1, ddof=1) / resampled, tail)
-        rows.append(dict(zip(["matchup", *LUCK_GAIN_COLUMNS], [matchup, n, var_raw, var_adjusted, ratio, ratio_lo,
-                                                                ratio_hi, float(luck.mean()), luck_lo, luck_hi])))
+        rows.append({"matchup": matchup, "luck_pairs": n, "var_raw": var_raw, "var_adjusted": var_adjusted,
+                     "variance_ratio": ratio, "ratio_lo": ratio_lo, "ratio_hi": ratio_hi,
+                     "a_luck_mean": float(luck.mean()), "a_luck_lo": luck_lo, "a_luck_hi": luck_hi})
     out = pd.DataFrame(rows, columns=["matchup", *LUCK_GAIN_COLUMNS])
     return out.astype({"luck_pairs": int})
 

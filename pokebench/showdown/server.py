@@ -289,16 +289,16 @@ class LocalShowdown:
         must not hold up, and an address from before that restart no longer matches."""
         self._seen_hung = address
 
-    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool:
+    def ensure_running(self, unresponsive: bool = False) -> bool:
         """Restart the server if it died, or if it is `unresponsive` (it did not answer the
         harness's ping in time: hung, or stopped) and does not answer now; True if it had to be restarted.
 
-        `hung`, or an address given to :meth:`mark_hung`: where a caller saw it miss the liveness deadline. A
-        server that did is restarted even if it answers again by now (a SIGSTOP that ended): the games voided
-        meanwhile would otherwise go on in it behind the harness's back, and their players' names stay taken in
-        it. Not if it was restarted since (its address changed)."""
+        A server marked at its address by :meth:`mark_hung` (a caller saw it miss the liveness deadline) is
+        restarted even if it answers again by now (a SIGSTOP that ended): the games voided meanwhile would
+        otherwise go on in it behind the harness's back, and their players' names stay taken in it. Not if it
+        was restarted since (its address changed)."""
         with self._lifecycle:
-            missed = self.address is not None and self.address in (hung, self._seen_hung)
+            missed = self.address is not None and self.address == self._seen_hung
             if self.is_alive() and not missed and not (unresponsive and self._unanswered()):
                 return False
             why = "did not answer the harness in time" if self.is_alive() else "had died"
@@ -384,7 +384,7 @@ class RemoteShowdown:
     def mark_hung(self, address: ServerAddress | None) -> None:
         return None  # not ours to restart
 
-    def ensure_running(self, unresponsive: bool = False, hung: ServerAddress | None = None) -> bool:
+    def ensure_running(self, unresponsive: bool = False) -> bool:
         return False  # not ours to restart: its games keep ending in harness errors until it answers again
 
 

@@ -162,11 +162,11 @@ def plot_learning_curve(curve: pd.DataFrame) -> Figure | None:
 def value_calibration(turns: pd.DataFrame, luck: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
     """The luck analysis's V against what happened: every valued turn's V before it (``luck_turns.csv``'s
     ``v_before``, side one's win probability) with its game's result for side one (``luck.csv``'s score_p1), in
-    `bins` equal bins of V: per bin the positions, their games, the mean V and the mean result."""
+    `bins` equal bins of V: per bin the positions, the mean V and the mean result."""
     valued = turns[["uid", "v_before"]].dropna().merge(luck[["uid", "score_p1"]].dropna(), on="uid")
     valued = valued.assign(bin=np.minimum((valued["v_before"] * bins).astype(int), bins - 1))
-    return valued.groupby("bin").agg(positions=("uid", "size"), games=("uid", "nunique"),
-                                     predicted=("v_before", "mean"), observed=("score_p1", "mean")).reset_index()
+    return valued.groupby("bin").agg(positions=("uid", "size"), predicted=("v_before", "mean"),
+                                     observed=("score_p1", "mean")).reset_index()
 
 
 def plot_value_calibration(turns: pd.DataFrame, luck: pd.DataFrame) -> Figure | None:

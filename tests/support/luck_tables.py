@@ -112,8 +112,7 @@ def add_luck(folder: Path) -> LuckGames:
     pd.DataFrame(luck_rows, columns=LUCK_COLUMNS).to_csv(folder / "luck.csv", index=False)
     pd.DataFrame(turn_rows, columns=TURN_COLUMNS).to_csv(folder / "luck_turns.csv", index=False)
     _write_quality(folder, games[games["uid"] == graph].iloc[0])
-    _write_rating_luck(folder, pd.DataFrame(luck_rows))
-    _write_pair_luck(folder, pd.DataFrame(luck_rows))
+    _write_luck_figures(folder, pd.DataFrame(luck_rows))
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     meta["tables"] = [*meta["tables"], *(t for t in ("luck.csv", "luck_turns.csv") if t not in meta["tables"])]
     (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
@@ -143,18 +142,11 @@ def _write_quality(folder: Path, game: pd.Series) -> None:
     write_table(folder / "decision_quality.csv", DecisionQualityRow, pd.DataFrame(rows))
 
 
-def _write_pair_luck(folder: Path, luck: pd.DataFrame) -> None:
-    """``pairs.csv``'s luck columns as the publisher computes them (:func:`pokebench.results.luck_gain.with_luck_gain`)."""
-    boot = read_meta(folder).bootstrap
-    pairs = with_luck_gain(read_table(folder / "pairs.csv", PairRow), read_table(folder / "games.csv", GameRow), luck,
-                           boot.samples, boot.seed, boot.level)
-    write_table(folder / "pairs.csv", PairRow, pairs)
-
-
-def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
-    """The ratings' luck and decision-quality columns as the publisher fits them
-    (:func:`pokebench.results.figures.adjusted_figures`, :func:`pokebench.analysis.quality.quality_figures`) from
-    these games, their luck rows and the decisions scored; the luck columns empty when no luck was measured."""
+def _write_luck_figures(folder: Path, luck: pd.DataFrame) -> None:
+    """The ratings' luck and decision-quality columns and ``pairs.csv``'s luck columns as the publisher computes
+    them (:func:`pokebench.results.figures.adjusted_figures`, :func:`pokebench.analysis.quality.quality_figures`,
+    :func:`pokebench.results.luck_gain.with_luck_gain`) from these games, their luck rows and the decisions
+    scored; the luck columns empty when no luck was measured."""
     meta = read_meta(folder)
     games = read_table(folder / "games.csv", GameRow)
     boot = meta.bootstrap
@@ -164,3 +156,5 @@ def _write_rating_luck(folder: Path, luck: pd.DataFrame) -> None:
     ratings = read_table(folder / "ratings.csv", RatingRow)
     ratings = ratings.drop(columns=list(figures.columns.drop("player"))).merge(figures, on="player", how="left")
     write_table(folder / "ratings.csv", RatingRow, ratings)
+    pairs = with_luck_gain(read_table(folder / "pairs.csv", PairRow), games, luck, boot.samples, boot.seed, boot.level)
+    write_table(folder / "pairs.csv", PairRow, pairs)
