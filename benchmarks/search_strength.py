@@ -4,7 +4,7 @@
         [--opponents heuristic,max-damage] [--variant NAME=KEY:VALUE,KEY:VALUE ...] [--concurrency 2]
         [--seed-text pokebench-search-dev] [--no-luck]
     .venv/bin/python benchmarks/search_strength.py --figures-only --runs-dir DIR [--runs-dir DIR ...]
-        [--opponents foul-play] [--variant NAME= ...]
+        [--opponents foul-play] [--variant NAME= ...] [--plot FILE.svg]
 
 Plays each variant of the search bot (``conf/player/search.yaml`` with the variant's settings on top) against
 each opponent, every variant on the same mirror pairs (seed text ``--seed-text``, default ``pokebench-search-dev``:
@@ -31,7 +31,10 @@ invocation, on an otherwise idle machine.
 
 ``--figures-only`` plays nothing: the figures of the variants' runs as they are stored, pooled over every
 ``--runs-dir`` given (rounds played on seed texts of their own, in runs directories of their own: a pair is one
-directory's pair). The figures of several rounds of the same bot against Foul Play, together.
+directory's pair). The figures of several rounds of the same bot against Foul Play, together; with more than one
+``--runs-dir`` also each round's score and luck-adjusted score beside the pooled ones, and with ``--plot FILE`` the
+same as a forest plot (SVG: each round's interval, the pooled one, and half marked), so that a drift between
+rounds or one round far from the rest shows at a glance.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -168,6 +172,64 @@ def normal_interval(values: pd.Series, sign: str = "+") -> str:
     return f"{mean:{sign}.3f} [{mean - half:{sign}.3f}, {mean + half:{sign}.3f}]"
 
 
+def rounds(pairs: pd.DataFrame, labels: list[str], opponent: str) -> pd.DataFrame:
+    """Per round (a :func:`pooled` runs directory, `labels` in its order) and pooled: the games, the search bot's
+    score with its Wilson interval, and its luck-adjusted score with its normal interval over pairs (NaN without
+    luck)."""
+    pairs = pairs.query("opponent == @opponent")
+    groups = [(labels[int(i)], group) for i, group in pairs.groupby(pairs.pair.str.partition(":")[0].astype(int))]
+    rows = []
+    for label, group in [*groups, ("pooled", pairs)]:
+        lo, hi = wilson(group.score.sum() * 2, 2 * len(group))
+        adjusted = group.adjusted.dropna()
+        half = half_width(adjusted) if len(adjusted) > 1 else math.nan
+        rows.append({"round": label, "games": 2 * len(group), "score": group.score.mean(), "lo": lo, "hi": hi,
+                     "adjusted": adjusted.mean() if len(adjusted) else math.nan,
+                     "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half})
+    return pd.DataFrame(rows)
+
+
+def report_rounds(table: pd.DataFrame, name: str, opponent: str) -> None:
+    """:func:`rounds` as a table, and whether the rounds' scores differ by more than chance (a χ² test of one
+    common score over the rounds' wins and losses, a tie half of each)."""
+    from scipy.stats import chi2_contingency
+
+    print(f"| {name} against {opponent}, round | games | score [95 % Wilson] | luck-adjusted [95 %] |")
+    print("|---|---|---|---|")
+    for row in table.itertuples():
+        adjusted = "—" if pd.isna(row.adjusted) else f"{row.adjusted:.3f} [{row.adjusted_lo:.3f}, {row.adjusted_hi:.3f}]"
+        print(f"| {row.round} | {row.games} | {row.score:.3f} [{row.lo:.3f}, {row.hi:.3f}] | {adjusted} |")
+    each = table[table["round"] != "pooled"]
+    wins = each.score * each.games
+    test = chi2_contingency(np.column_stack([wins, each.games - wins]))
+    print(f"\nOne common score over the {len(each)} rounds: χ² = {test.statistic:.1f} on {test.dof} degrees of "
+          f"freedom, p = {test.pvalue:.2f} (small p: the rounds differ by more than chance)\n")
+
+
+def plot_rounds(table: pd.DataFrame, title: str, path: Path) -> None:
+    """A forest plot of :func:`rounds`: each round's score (Wilson interval) and luck-adjusted score (normal
+    interval), the pooled ones last, half marked."""
+    from matplotlib.figure import Figure
+
+    from pokebench.site.plots import save_svg
+
+    fig = Figure(figsize=(6.4, 0.8 + 0.32 * len(table)), layout="constrained")
+    ax = fig.add_subplot()
+    y = np.arange(len(table))[::-1].astype(float)
+    ax.errorbar(table.score, y + 0.12, xerr=[table.score - table.lo, table.hi - table.score], fmt="o", ms=4,
+                capsize=2, label="score (95 % Wilson)")
+    if table.adjusted.notna().any():
+        ax.errorbar(table.adjusted, y - 0.12, xerr=[table.adjusted - table.adjusted_lo,
+                                                     table.adjusted_hi - table.adjusted],
+                    fmt="s", ms=4, capsize=2, label="luck-adjusted (95 %)")
+    ax.axvline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_yticks(y, [f"{r} ({g} games)" for r, g in zip(table["round"], table.games)])
+    ax.set_xlabel("the search bot's score")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    save_svg(fig, path)
+
+
 def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], opponents: list[str]) -> None:
     names = list(results)
     print("| variant | opponent | games | score [95 %] | paired − " + names[0] + " [95 %] | luck-adjusted [95 %] "
@@ -216,10 +278,14 @@ def main() -> None:
     parser.add_argument("--figures-only", action="store_true",
                         help="play nothing: the stored runs' figures, pooled over every --runs-dir")
     parser.add_argument("--no-luck", action="store_true", help="no luck-adjusted figures (and no luck measured)")
+    parser.add_argument("--plot", type=Path, metavar="FILE.svg",
+                        help="with several --runs-dir: each round's score as a forest plot (the first variant's)")
     args = parser.parse_args()
     runs_dirs = args.runs_dir or [Path("/tmp/pb-search/runs")]
     if len(runs_dirs) > 1 and not args.figures_only:
         parser.error("several --runs-dir pool stored runs: give --figures-only, or one --runs-dir to play in")
+    if args.plot and len(runs_dirs) < 2:
+        parser.error("--plot draws each round of several --runs-dir: give at least two")
     opponents = [o for o in args.opponents.split(",") if o]
     variants = dict(parse_variant(v) for v in args.variant) if args.variant else default_variants()
     results = {}
@@ -233,6 +299,17 @@ def main() -> None:
         results[name] = pooled(runs_dirs, run, luck=not args.no_luck)
     print()
     report(results, opponents)
+    if len(runs_dirs) > 1:
+        print()
+        first = next(iter(results))
+        labels = [str(d) for d in runs_dirs]
+        for opponent in opponents:
+            table = rounds(results[first][0], labels, opponent)
+            report_rounds(table, first, opponent)
+            if args.plot:  # one file per opponent when there are several
+                path = args.plot if len(opponents) == 1 else args.plot.with_stem(f"{args.plot.stem}-{opponent}")
+                plot_rounds(table, f"The search bot ({first}) against {opponent}, round by round", path)
+                print(f"(plot: {path})\n")
 
 
 if __name__ == "__main__":
