@@ -201,6 +201,9 @@ def report_rounds(table: pd.DataFrame, name: str, opponent: str) -> None:
         print(f"| {row.round} | {row.games} | {row.score:.3f} [{row.lo:.3f}, {row.hi:.3f}] | {adjusted} |")
     each = table[table["round"] != "pooled"]
     wins = each.score * each.games
+    if wins.sum() == 0 or wins.sum() == each.games.sum():  # all lost or all won: nothing to test
+        print(f"\nOne common score over the {len(each)} rounds: every game {'won' if wins.sum() else 'lost'}\n")
+        return
     test = chi2_contingency(np.column_stack([wins, each.games - wins]))
     print(f"\nOne common score over the {len(each)} rounds: χ² = {test.statistic:.1f} on {test.dof} degrees of "
           f"freedom, p = {test.pvalue:.2f} (small p: the rounds differ by more than chance)\n")
