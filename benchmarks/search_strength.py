@@ -151,9 +151,10 @@ def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.Dat
 
 def pooled(runs_dirs: list[Path], name: str, luck: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """:func:`measure` of the run `name` in each of `runs_dirs`, together; a pair is named by its directory's
-    place in the list and its own number, so that the same pair of two variants is matched within a directory."""
+    place in the list (also its ``round``) and its own number, so that the same pair of two variants is matched
+    within a directory."""
     pairs, searched, others = zip(*(measure(runs_dir, name, luck) for runs_dir in runs_dirs))
-    named = [p.assign(pair=[f"{i}:{k}" for k in p.pair]) for i, p in enumerate(pairs)]
+    named = [p.assign(round=i, pair=[f"{i}:{k}" for k in p.pair]) for i, p in enumerate(pairs)]
     return (pd.concat(named, ignore_index=True), pd.concat(searched, ignore_index=True),
             pd.concat(others, ignore_index=True))
 
@@ -174,16 +175,18 @@ def normal_interval(values: pd.Series, sign: str = "+") -> str:
 
 def rounds(pairs: pd.DataFrame, labels: list[str], opponent: str) -> pd.DataFrame:
     """Per round (a :func:`pooled` runs directory, `labels` in its order) and pooled: the games, the search bot's
-    score with its Wilson interval, and its luck-adjusted score with its normal interval over pairs (NaN without
-    luck)."""
+    wins (a tie half of one), score with its Wilson interval, and its luck-adjusted score with its normal interval
+    over pairs (NaN without luck)."""
     pairs = pairs.query("opponent == @opponent")
-    groups = [(labels[int(i)], group) for i, group in pairs.groupby(pairs.pair.str.partition(":")[0].astype(int))]
+    groups = [(labels[i], group) for i, group in pairs.groupby("round")]
     rows = []
     for label, group in [*groups, ("pooled", pairs)]:
-        lo, hi = wilson(group.score.sum() * 2, 2 * len(group))
+        wins = 2 * group.score.sum()
+        lo, hi = wilson(wins, 2 * len(group))
         adjusted = group.adjusted.dropna()
         half = half_width(adjusted) if len(adjusted) > 1 else math.nan
-        rows.append({"round": label, "games": 2 * len(group), "score": group.score.mean(), "lo": lo, "hi": hi,
+        rows.append({"round": label, "games": 2 * len(group), "wins": wins, "score": group.score.mean(),
+                     "lo": lo, "hi": hi,
                      "adjusted": adjusted.mean() if len(adjusted) else math.nan,
                      "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half})
     return pd.DataFrame(rows)
@@ -200,11 +203,10 @@ def report_rounds(table: pd.DataFrame, name: str, opponent: str) -> None:
         adjusted = "—" if pd.isna(row.adjusted) else f"{row.adjusted:.3f} [{row.adjusted_lo:.3f}, {row.adjusted_hi:.3f}]"
         print(f"| {row.round} | {row.games} | {row.score:.3f} [{row.lo:.3f}, {row.hi:.3f}] | {adjusted} |")
     each = table[table["round"] != "pooled"]
-    wins = each.score * each.games
-    if wins.sum() == 0 or wins.sum() == each.games.sum():  # all lost or all won: nothing to test
-        print(f"\nOne common score over the {len(each)} rounds: every game {'won' if wins.sum() else 'lost'}\n")
+    if each.wins.sum() in (0, each.games.sum()):  # all lost or all won: nothing to test
+        print(f"\nOne common score over the {len(each)} rounds: every game {'won' if each.wins.sum() else 'lost'}\n")
         return
-    test = chi2_contingency(np.column_stack([wins, each.games - wins]))
+    test = chi2_contingency(np.column_stack([each.wins, each.games - each.wins]))
     print(f"\nOne common score over the {len(each)} rounds: χ² = {test.statistic:.1f} on {test.dof} degrees of "
           f"freedom, p = {test.pvalue:.2f} (small p: the rounds differ by more than chance)\n")
 
