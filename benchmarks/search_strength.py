@@ -32,9 +32,10 @@ invocation, on an otherwise idle machine.
 ``--figures-only`` plays nothing: the figures of the variants' runs as they are stored, pooled over every
 ``--runs-dir`` given (rounds played on seed texts of their own, in runs directories of their own: a pair is one
 directory's pair). The figures of several rounds of the same bot against Foul Play, together; with more than one
-``--runs-dir`` also each round's score and luck-adjusted score beside the pooled ones, and with ``--plot FILE`` the
-same as a forest plot (SVG: each round's interval, the pooled one, and half marked), so that a drift between
-rounds or one round far from the rest shows at a glance.
+``--runs-dir`` also each round's score, luck-adjusted score and time per decision (each side's) beside the pooled
+ones, and with ``--plot FILE`` the scores as a forest plot (SVG: each round's interval, the pooled one, and half
+marked), so that a drift between rounds, one round far from the rest or one played on a busier machine shows at a
+glance.
 """
 
 from __future__ import annotations
@@ -143,19 +144,22 @@ def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.Dat
         pairs["adjusted"] = math.nan
     decisions = data.decisions[data.decisions.player == "search"]
     extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
-    searched = pd.DataFrame({"latency_s": decisions.latency_s.to_numpy(),
+    searched = pd.DataFrame({"opponent": decisions.uid.map(games.set_index("uid").opponent).to_numpy(),
+                             "latency_s": decisions.latency_s.to_numpy(),
                              "iterations": [e.get("engine_iterations") for e in extra]}).dropna()
     others = data.decisions.loc[data.decisions.player != "search", ["player", "latency_s"]].dropna()
     return pairs, searched, others
 
 
 def pooled(runs_dirs: list[Path], name: str, luck: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """:func:`measure` of the run `name` in each of `runs_dirs`, together; a pair is named by its directory's
-    place in the list (also its ``round``) and its own number, so that the same pair of two variants is matched
-    within a directory."""
-    pairs, searched, others = zip(*(measure(runs_dir, name, luck) for runs_dir in runs_dirs))
-    named = [p.assign(round=i, pair=[f"{i}:{k}" for k in p.pair]) for i, p in enumerate(pairs)]
-    return (pd.concat(named, ignore_index=True), pd.concat(searched, ignore_index=True),
+    """:func:`measure` of the run `name` in each of `runs_dirs`, together, each row with its directory's place in
+    the list (its ``round``); a pair is named by its round and its own number, so that the same pair of two variants
+    is matched within a directory."""
+    measured = list(enumerate(measure(runs_dir, name, luck) for runs_dir in runs_dirs))
+    pairs = [p.assign(round=i, pair=[f"{i}:{k}" for k in p.pair]) for i, (p, _, _) in measured]
+    searched = [s.assign(round=i) for i, (_, s, _) in measured]
+    others = [o.assign(round=i) for i, (_, _, o) in measured]
+    return (pd.concat(pairs, ignore_index=True), pd.concat(searched, ignore_index=True),
             pd.concat(others, ignore_index=True))
 
 
@@ -173,14 +177,20 @@ def normal_interval(values: pd.Series, sign: str = "+") -> str:
     return f"{mean:{sign}.3f} [{mean - half:{sign}.3f}, {mean + half:{sign}.3f}]"
 
 
-def rounds(pairs: pd.DataFrame, labels: list[str], opponent: str) -> pd.DataFrame:
+def rounds(measured: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], labels: list[str],
+           opponent: str) -> pd.DataFrame:
     """Per round (a :func:`pooled` runs directory, `labels` in its order) and pooled: the games, the search bot's
-    wins (a tie half of one), score with its Wilson interval, and its luck-adjusted score with its normal interval
-    over pairs (NaN without luck)."""
+    wins (a tie half of one), score with its Wilson interval, its luck-adjusted score with its normal interval
+    over pairs (NaN without luck), and the mean time per decision of each side and the bot's iterations (a round
+    played on a busier machine shows)."""
+    pairs, searched, others = measured
     pairs = pairs.query("opponent == @opponent")
-    groups = [(labels[i], group) for i, group in pairs.groupby("round")]
+    searched = searched.query("opponent == @opponent")
+    others = others.query("player == @opponent")
     rows = []
-    for label, group in [*groups, ("pooled", pairs)]:
+    for i in [*sorted(pairs["round"].unique()), None]:  # None: all rounds, pooled
+        group, bot, other = (f if i is None else f[f["round"] == i] for f in (pairs, searched, others))
+        label = "pooled" if i is None else labels[i]
         wins = 2 * group.score.sum()
         lo, hi = wilson(wins, 2 * len(group))
         adjusted = group.adjusted.dropna()
@@ -188,7 +198,9 @@ def rounds(pairs: pd.DataFrame, labels: list[str], opponent: str) -> pd.DataFram
         rows.append({"round": label, "games": 2 * len(group), "wins": wins, "score": group.score.mean(),
                      "lo": lo, "hi": hi,
                      "adjusted": adjusted.mean() if len(adjusted) else math.nan,
-                     "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half})
+                     "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half,
+                     "ms": 1000 * bot.latency_s.mean(), "iterations": bot.iterations.mean(),
+                     "opponent_ms": 1000 * other.latency_s.mean()})
     return pd.DataFrame(rows)
 
 
@@ -197,11 +209,13 @@ def report_rounds(table: pd.DataFrame, name: str, opponent: str) -> None:
     common score over the rounds' wins and losses, a tie half of each)."""
     from scipy.stats import chi2_contingency
 
-    print(f"| {name} against {opponent}, round | games | score [95 % Wilson] | luck-adjusted [95 %] |")
-    print("|---|---|---|---|")
+    print(f"| {name} against {opponent}, round | games | score [95 % Wilson] | luck-adjusted [95 %] "
+          f"| ms / iterations per decision | {opponent}'s ms per decision |")
+    print("|---|---|---|---|---|---|")
     for row in table.itertuples():
         adjusted = "—" if pd.isna(row.adjusted) else f"{row.adjusted:.3f} [{row.adjusted_lo:.3f}, {row.adjusted_hi:.3f}]"
-        print(f"| {row.round} | {row.games} | {row.score:.3f} [{row.lo:.3f}, {row.hi:.3f}] | {adjusted} |")
+        print(f"| {row.round} | {row.games} | {row.score:.3f} [{row.lo:.3f}, {row.hi:.3f}] | {adjusted} "
+              f"| {row.ms:.0f} / {row.iterations:,.0f} | {row.opponent_ms:.0f} |")
     each = table[table["round"] != "pooled"]
     if each.wins.sum() in (0, each.games.sum()):  # all lost or all won: nothing to test
         print(f"\nOne common score over the {len(each)} rounds: every game {'won' if each.wins.sum() else 'lost'}\n")
@@ -309,7 +323,7 @@ def main() -> None:
         first = next(iter(results))
         labels = [str(d) for d in runs_dirs]
         for opponent in opponents:
-            table = rounds(results[first][0], labels, opponent)
+            table = rounds(results[first], labels, opponent)
             report_rounds(table, first, opponent)
             if args.plot:  # one file per opponent when there are several
                 path = args.plot if len(opponents) == 1 else args.plot.with_stem(f"{args.plot.stem}-{opponent}")
