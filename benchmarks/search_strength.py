@@ -197,7 +197,7 @@ def rounds(measured: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], labels: li
         half = half_width(adjusted) if len(adjusted) > 1 else math.nan
         rows.append({"round": label, "games": 2 * len(group), "wins": wins, "score": group.score.mean(),
                      "lo": lo, "hi": hi,
-                     "adjusted": adjusted.mean() if len(adjusted) else math.nan,
+                     "adjusted": adjusted.mean(),  # NaN without luck
                      "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half,
                      "ms": 1000 * bot.latency_s.mean(), "iterations": bot.iterations.mean(),
                      "opponent_ms": 1000 * other.latency_s.mean()})
