@@ -143,6 +143,9 @@ def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch,
     # the check command says what is wrong, and exits 1
     assert installation_main(["--checkout", str(nowhere)]) == 1
     assert "lacks its requirements" in capsys.readouterr().err
+    # a usable installation that is not a git checkout: the warning names what is known, not a cut-off text
+    assert installation_main(["--checkout", str(nowhere), "--python", fake_engine_python(tmp_path, True)]) == 0
+    assert "this checkout is at unknown (not a git checkout). It plays" in capsys.readouterr().out
 
 
 def python_without_site_packages(tmp_path: Path) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -87,6 +88,11 @@ class Installation:
     @property
     def pinned(self) -> bool:
         return self.commit.startswith(PINNED_COMMIT)
+
+    @property
+    def short_commit(self) -> str:
+        """The commit's first 12 hex digits, or the whole text when there is no commit ("unknown (...)")."""
+        return self.commit[:12] if re.fullmatch(r"[0-9a-f]{40}", self.commit) else self.commit
 
 
 def find_installation(checkout: str | None = None, python: str | None = None,
@@ -164,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Foul Play at {install.checkout}, commit {install.commit}, Python {install.python}, "
           f"{ENGINE} {engine_version(install.python)} with terastallization.")
     if not install.pinned:
-        print(f"Warning: the method pins commit {PINNED_COMMIT}; this checkout is at {install.commit[:12]}. "
+        print(f"Warning: the method pins commit {PINNED_COMMIT}; this checkout is at {install.short_commit}. "
               "It plays, and each game's record keeps its commit.")
     return 0
 
