@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ __all__ = ["PINNED_COMMIT", "UPSTREAM", "Installation", "default_checkouts", "fi
 #: 25c976f): another commit plays, with a warning, and each game's record keeps the commit.
 PINNED_COMMIT = "6c467c08"
 UPSTREAM = "https://github.com/pmariglia/foul-play"
+#: what `Installation.commit` holds for a checkout git cannot name a commit of
+NO_COMMIT = "unknown (not a git checkout)"
 ENGINE_FLAGS = f'--config-settings="build-args={BUILD_ARGS}"'
 REBUILD = (f"pip uninstall -y {ENGINE} && pip install -v --force-reinstall --no-cache-dir {ENGINE}=={ENGINE_VERSION} "
            + ENGINE_FLAGS)
@@ -91,8 +92,8 @@ class Installation:
 
     @property
     def short_commit(self) -> str:
-        """The commit's first 12 hex digits, or the whole text when there is no commit ("unknown (...)")."""
-        return self.commit[:12] if re.fullmatch(r"[0-9a-f]{40}", self.commit) else self.commit
+        """The commit's first 12 hex digits, or NO_COMMIT whole."""
+        return self.commit if self.commit == NO_COMMIT else self.commit[:12]
 
 
 def find_installation(checkout: str | None = None, python: str | None = None,
@@ -123,7 +124,7 @@ def find_installation(checkout: str | None = None, python: str | None = None,
         commit = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 check=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        commit = "unknown (not a git checkout)"
+        commit = NO_COMMIT
     return Installation(path, python, commit)
 
 
