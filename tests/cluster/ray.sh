@@ -24,9 +24,10 @@ if [ "${1:-}" != --in-namespace ]; then
   [ "$(id -u)" = 0 ] || skip "needs root (network and PID namespaces for the Ray cluster)"
   command -v unshare >/dev/null || skip "needs unshare (a loopback-only network namespace)"
   [ -x "$PY" ] || { echo "run make setup first" >&2; exit 2; }
-  # the `ray` extra's requirements, as pyproject.toml pins them (`pip install -e '.[ray]'` would rebuild the package)
   unshare --net --pid --fork --mount-proc true 2>/dev/null || skip "cannot make network and PID namespaces here (unshare)"
-  "$REPO/.venv/bin/pip" install --quiet $("$PY" -c "import sys, tomllib; \
+  # the `ray` extra's requirements, as pyproject.toml pins them (`pip install -e '.[ray]'` would rebuild the
+  # package); with the venv locked, as slurm.sh does: .ci/run runs the two side by side
+  flock "$REPO/.venv" "$REPO/.venv/bin/pip" install --quiet $("$PY" -c "import sys, tomllib; \
 print(*tomllib.load(open(sys.argv[1], 'rb'))['project']['optional-dependencies']['ray'])" "$REPO/pyproject.toml")
   exec unshare --net --pid --fork --mount-proc -- "$0" --in-namespace
 fi

@@ -27,7 +27,7 @@ if [ "${1:-}" != --in-namespace ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       slurm-wlm slurmdbd munge mariadb-server >/dev/null
   fi
-  "$REPO/.venv/bin/pip" install --quiet hydra-submitit-launcher
+  flock "$REPO/.venv" "$REPO/.venv/bin/pip" install --quiet hydra-submitit-launcher  # venv locked: see ray.sh
   unshare --net --mount true 2>/dev/null || skip "cannot make network and mount namespaces here (unshare)"
   exec unshare --net --mount --propagation private -- "$0" --in-namespace
 fi
