@@ -111,3 +111,20 @@ def test_the_summary_counts_a_shards_own_games_and_lists_spend_only_for_players_
     spend = summary.split("Spend by model", 1)[1].splitlines()[1:]
     assert any(line.split()[0] == "llm-a" for line in spend)
     assert not any(line.split() and line.split()[0] == "random" for line in spend)
+
+
+def test_the_summary_says_whether_the_games_harness_errors_voided_were_played_again(tmp_path) -> None:
+    """A retry round plays them again in the same start: 'played again on the next start' was said after it too."""
+    from collections import Counter
+
+    from pokebench.play.summary import ThisStart, run_summary
+
+    runs = tmp_path / "runs"
+    _shard(runs, 0, [1])
+    now = ThisStart(played=len(_ids([1])), harness_errors=Counter({"server connection lost": 4}))
+    with RunStores(runs / "r") as stores:
+        replayed = run_summary(stores, "r", _ids([1]), now, None)
+        missing = run_summary(stores, "r", _ids([1, 2]), now, None)
+    assert "Harness errors now: server connection lost ×4 (every game they voided was played again)." in replayed
+    assert (f"Harness errors now: server connection lost ×4 ({len(_ids([2]))} planned game(s) not stored yet: "
+            "the next start plays them).") in missing

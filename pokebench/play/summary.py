@@ -150,6 +150,13 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
     return [line(keys), *(line([str(r[k]) for k in keys]) for r in rows)]
 
 
+def _voided_games_fate(missing: int) -> str:
+    """Where the games voided by harness errors are now: with no planned game missing, every one was played again."""
+    if not missing:
+        return "every game they voided was played again"
+    return f"{missing} planned game(s) not stored yet: the next start plays them"
+
+
 def _rate(value: float) -> str:
     return "—" if pd.isna(value) else f"{value:.1%}"
 
@@ -185,11 +192,12 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
         lines.append("Spend outside the games (a harness refiner between epochs; all starts; in the budgets):")
         for player, usd in sorted(budget.outside.items()):
             lines.append(f"  {player:<20} {money(usd)}  {budget.outside_notes.get(player, '')}".rstrip())
+    missing = len(planned) - stored
     if now.harness_errors:
         causes = ", ".join(f"{cause} ×{n}" for cause, n in now.harness_errors.most_common())
-        lines.append(f"Harness errors now: {causes} (played again on the next start).")
+        lines.append(f"Harness errors now: {causes} ({_voided_games_fate(missing)}).")
     elif len(errors):
-        lines.append(f"Harness errors in earlier starts: {len(errors)} (all replayed or still missing).")
+        lines.append(f"Harness errors in earlier starts: {len(errors)} ({_voided_games_fate(missing)}).")
     else:
         lines.append("Harness errors: none.")
     if now.stop_reason:
