@@ -20,6 +20,7 @@ case would cost more CPU than the games: a boot is ~5 s of node): the server's r
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -155,3 +156,6 @@ def test_a_fault_at_any_phase_of_a_game_leaves_the_run_complete_in_one_start(
     assert not any(cause.startswith("battle stalled") for cause in errors.cause), (sweep.struck, errors)
     text = printed.out + printed.err + caplog.text
     assert "Traceback" not in text, text[-3000:]
+    for line in caplog.text.splitlines():  # each voided game's line: its cause, then only what the detail adds
+        if "Harness error in" in line:
+            assert not re.search(r"\w+\('", line) and not re.search(r": ([^(]+) \(\1\)$", line), line

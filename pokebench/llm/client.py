@@ -44,6 +44,7 @@ from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, Fa
                                   error_fields, printable)
 from pokebench.llm.usage import ImpossibleUsage, Prices, Usage, cost_usd, read_usage
 from pokebench.llm.validation import MalformedAnswer, parse_answer_body
+from pokebench.player.faults import fault_text
 from pokebench.util import is_secret
 
 __all__ = ["ChatClient", "Completion", "ModelConfig", "Prices", "Usage", "cost_usd", "ModelConfigError",
@@ -364,7 +365,7 @@ class ChatClient:
             except (asyncio.TimeoutError, openai.APITimeoutError):
                 cause, detail, wait = "timeout", f"no whole answer within {self.config.timeout:g} s", self._backoff(attempt)
             except openai.APIConnectionError as err:
-                cause, detail, wait = "connection", self.said(repr(err.__cause__ or err)), self._backoff(attempt)
+                cause, detail, wait = "connection", self.said(fault_text(err.__cause__ or err)), self._backoff(attempt)
             except MalformedAnswer as err:
                 cause, detail, wait = "malformed answer", self.said(str(err)), self._backoff(attempt)
             except ImpossibleUsage as err:

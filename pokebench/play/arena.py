@@ -35,7 +35,7 @@ from websockets.exceptions import WebSocketException
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.connections import ConnectionPool, shut
 from pokebench.player.decisions import DecisionRecord
-from pokebench.player.faults import HarnessFault, RunStopper
+from pokebench.player.faults import HarnessFault, RunStopper, fault_text
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, PokeEnvSeat, Seat, in_poke_loop, showdown_username
 from pokebench.showdown.address import ServerAddress
@@ -259,7 +259,7 @@ class Arena:
         try:
             conn = await self._current()
         except Exception as err:  # the server cannot be (re)started: a harness error for this game
-            return HarnessError(spec, "server unavailable", repr(err))
+            return HarnessError(spec, "server unavailable", fault_text(err))
         started_at = utc_now()
         seats: dict[str, Seat] = {}
         failure = asyncio.Event()
@@ -311,7 +311,7 @@ class Arena:
         except (AdminError, HarnessFault, asyncio.TimeoutError, OSError, ValueError) as err:
             await self._void(conn, spec)
             players, decisions = await self._finish(spec, seats)
-            return HarnessError(spec, conn.cause if conn.dead.is_set() else "harness connection failed", repr(err),
+            return HarnessError(spec, conn.cause if conn.dead.is_set() else "harness connection failed", fault_text(err),
                                 players, decisions)
         except asyncio.CancelledError:  # the run stops: the game in flight is voided, not left running
             await self._void(conn, spec)
@@ -380,7 +380,7 @@ class Arena:
                 if died in done:
                     return conn.cause, conn.detail
                 raised = [task.exception() for task in battle_tasks if task.done() and not task.cancelled()]
-                lost = [repr(err) for err in raised if err is not None]
+                lost = [fault_text(err) for err in raised if err is not None]
                 lost += [f"{side}: {seat.connection_lost}" for side, seat in seats.items() if seat.connection_lost]
                 if lost:
                     if not self.server.is_alive():  # its players' connections closed with it
@@ -423,5 +423,5 @@ class Arena:
 
     @staticmethod
     def _failure_detail(seats: dict[str, Seat], cause: str) -> str:
-        failures = [f"{side}: {seat.failure!r}" for side, seat in seats.items() if seat.failure]
+        failures = [f"{side}: {fault_text(seat.failure)}" for side, seat in seats.items() if seat.failure]
         return "; ".join(failures) or cause

@@ -18,3 +18,11 @@ class RunStopper(Exception):
     A player that raises it voids its game like any failure, and the run stops at once instead of
     voiding game after game: the message says what to fix.
     """
+
+
+def fault_text(err: BaseException) -> str:
+    """How a harness error's detail names `err`: a :class:`HarnessFault`'s own words, any other exception's type and
+    words (a time-out's words are empty: its type alone), never its repr (``HarnessFault('…')`` in a log line)."""
+    if isinstance(err, HarnessFault):
+        return str(err)
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__

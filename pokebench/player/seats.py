@@ -23,7 +23,7 @@ from poke_env.concurrency import POKE_LOOP
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.connections import Connection, ConnectionPool, shut
 from pokebench.player.decisions import DecisionRecord
-from pokebench.player.faults import HarnessFault
+from pokebench.player.faults import HarnessFault, fault_text
 from pokebench.player.hooks import BoundsThinking, LogsDecisions, SearchesWithEngine, SummarizesGame
 from pokebench.showdown.admin import HARNESS_NAME_PREFIX, login_token
 from pokebench.showdown.address import ServerAddress
@@ -222,7 +222,7 @@ class PokeEnvSeat(Seat):
                 raise
             raise HarnessFault(f"{self.username} could not {what}: poke-env cancelled it") from None
         except Exception as err:
-            raise HarnessFault(f"{self.username} could not {what}: {err!r}") from err
+            raise HarnessFault(f"{self.username} could not {what}: {fault_text(err)}") from err
 
     async def ready(self) -> None:
         """Logged in, or a :class:`HarnessFault` as soon as the connection closes or `LOGIN_TIMEOUT` passes
