@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import socket
@@ -311,6 +312,34 @@ def test_server_killed_mid_game_gives_harness_errors_and_is_restarted(tmp_path):
         again = results(play(server, specs[2:], {"slow": SlowBot, **BOTS}, concurrency=2))
         assert server.restarts == 1 and server.process.pid != first_pid
         assert all(o.record["winner"] in ("p1", "p2", "tie") for o in again)
+
+
+def test_a_command_cut_off_as_a_dead_servers_connection_is_let_go_leaves_no_exception_unread(tmp_path):
+    """A command still being sent when the arena lets go of a dead server's connection (``_current``: the reader
+    stops, failing every reply it waits for) fails with AdminError, and its reply's failed future is read too:
+    asyncio printed "Future exception was never retrieved" in a run whose server was killed."""
+    unread: list[str] = []
+
+    async def attempt(server: LocalShowdown) -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: unread.append(context["message"]))
+        admin = await AdminClient(server.address, timeout=60).__aenter__()
+        os.killpg(server.process.pid, signal.SIGSTOP)
+        sending = asyncio.ensure_future(admin.register({"game_id": "x", "padding": "a" * 50_000_000}))
+        await asyncio.sleep(1)  # the command fills the socket's buffers: its send waits on the stopped server
+        assert not sending.done()
+        letting_go = asyncio.ensure_future(admin.__aexit__(None, None, None))
+        await asyncio.sleep(0.5)
+        os.killpg(server.process.pid, signal.SIGKILL)
+        with pytest.raises(AdminError, match="connection to the Showdown server was lost"):
+            await sending
+        await asyncio.gather(letting_go, return_exceptions=True)
+        del sending, letting_go, admin  # the arena drops a dead connection's client: its futures are freed
+        gc.collect()
+        await asyncio.sleep(0)
+
+    with LocalShowdown(log_path=tmp_path / "showdown.log") as server:
+        asyncio.run(attempt(server))
+    assert unread == []
 
 
 def test_runs_can_use_a_server_that_is_already_running(showdown):

@@ -132,8 +132,10 @@ class AdminClient:
             await asyncio.wait_for(self._send(f"/pokebench {verb} {self.address.admin_token} {argument}"),
                                    timeout or self.timeout)
             return await asyncio.wait_for(future, timeout or self.timeout)
-        finally:
-            self._replies.pop(expect, None)
+        finally:  # its reply may have failed meanwhile (the connection lost as the command was sent): read it
+            if self._replies.get(expect) is future:
+                del self._replies[expect]
+            _let_go(future)
 
     async def ping(self, timeout: float | None = None) -> str:
         """The server's Showdown version, if it runs PokéBench's plugin and accepts our token.
@@ -153,15 +155,11 @@ class AdminClient:
         return future
 
     def forget_record(self, game_id: str) -> None:
-        """Stop waiting for `game_id`'s record. A record future that already failed (the connection was lost
-        before the game got to wait for it) is read here, so asyncio logs no "exception never retrieved"."""
+        """Stop waiting for `game_id`'s record (one that already failed, the connection lost before the game got to
+        wait for it, is read)."""
         future = self._records.pop(game_id, None)
-        if future is None:
-            return
-        if not future.done():
-            future.cancel()
-        elif not future.cancelled():
-            future.exception()
+        if future is not None:
+            _let_go(future)
 
     async def register(self, registration: dict[str, Any]) -> None:
         """Register the seeds and side order of the next battle between two users."""
@@ -171,6 +169,15 @@ class AdminClient:
         """End a registered game as a tie and drop its record (a harness error)."""
         self.forget_record(game_id)
         await self._command("void", game_id, ("voided", game_id))
+
+
+def _let_go(future: asyncio.Future[Any]) -> None:
+    """Stop waiting for `future`: cancel it, or read the exception it failed with, so that asyncio logs no "Future
+    exception was never retrieved" when it is freed (the lost connection fails every waiter, awaited or not)."""
+    if not future.done():
+        future.cancel()
+    elif not future.cancelled():
+        future.exception()
 
 
 async def ping(address: ServerAddress, timeout: float = 5.0) -> str:
