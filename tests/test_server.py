@@ -342,6 +342,16 @@ def test_a_command_cut_off_as_a_dead_servers_connection_is_let_go_leaves_no_exce
     assert unread == []
 
 
+def test_finished_battles_leave_no_listener_on_their_simulator_process(tmp_path):
+    """The plugin watches each battle's simulator process for a crash; a battle that ended stops watching. Its
+    listeners stayed (holding the finished battle): node warned past 10 of them on one process, and a long run's
+    server kept every battle it had played."""
+    log = tmp_path / "showdown.log"
+    with LocalShowdown(sim_processes=1, log_path=log) as server:
+        results(play(server, build_schedule("t", "listeners", 7, [("random", "max-damage")]), turn_limit=5))
+    assert "MaxListenersExceededWarning" not in log.read_text()
+
+
 def test_runs_can_use_a_server_that_is_already_running(showdown):
     from pokebench.showdown.server import RemoteShowdown
 

@@ -170,8 +170,15 @@ function watchSimulator(battle, reg) {
 			}
 		});
 	};
+	const onDisconnect = () => onExit(null, 'disconnected');
 	child.once('exit', onExit);
-	child.once('disconnect', () => onExit(null, 'disconnected'));
+	child.once('disconnect', onDisconnect);
+	// Called when the battle ends: a process plays many battles, and a listener left on it would keep the
+	// finished battle (its room, its log) for the process's whole life.
+	reg.unwatchSimulator = () => {
+		child.removeListener('exit', onExit);
+		child.removeListener('disconnect', onDisconnect);
+	};
 }
 
 /** Hooks one harness battle: timer off, tie at the turn limit, record at the end. */
@@ -265,6 +272,7 @@ exports.handlers = {
 		const reg = battle.pokebench;
 		if (!reg) return;
 		running.delete(reg.game_id);
+		if (reg.unwatchSimulator) reg.unwatchSimulator();
 		if (reg.voided) return;
 		const owner = ownerOf(reg);
 		if (!owner) return; // the harness is gone; it plays this game again when it resumes
