@@ -57,7 +57,7 @@ def play_sample_game(seed_text: str, side: str, policy: str) -> tuple[list[dict[
     _say(f"The game ended at turn {outcome.record.get('turns') if isinstance(outcome, GameResult) else '?'} "
          f"after {time.monotonic() - started:.0f} s.")
     if not isinstance(outcome, GameResult):
-        raise RuntimeError(f"the sample game failed: {outcome.cause} ({outcome.detail})")
+        raise RuntimeError(f"the sample game failed: {outcome.description}")
     return players[-1].messages, players[-1].decision_log, outcome.record
 
 

@@ -92,6 +92,11 @@ class HarnessError:
     #: A player failed with an error no retry can fix (a :class:`RunStopper`): the run should stop.
     fatal: bool = False
 
+    @property
+    def description(self) -> str:
+        """The cause, and the detail in brackets where it says more (a game no seat explains has the cause as detail)."""
+        return f"{self.cause} ({self.detail})" if self.detail not in ("", self.cause) else self.cause
+
 
 @dataclass
 class NotStarted:

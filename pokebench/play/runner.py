@@ -86,8 +86,7 @@ async def play_missing(plan: RunPlan, store: RunStore, server: Any, done: set[st
                     now.played += 1
                 else:
                     store.save_harness_error(outcome.spec.game_id, outcome.cause, outcome.detail, outcome.decisions)
-                    said = f" ({outcome.detail})" if outcome.detail not in ("", outcome.cause) else ""
-                    log.warning("Harness error in %s: %s%s", outcome.spec.game_id, outcome.cause, said)
+                    log.warning("Harness error in %s: %s", outcome.spec.game_id, outcome.description)
                     now.harness_errors[outcome.cause] += 1
                     errors += 1
                 progress.add(outcome)
