@@ -9,7 +9,9 @@ strikes once, at the first moment of its phase (:mod:`support.fault_sweep` says 
   server (after a kill mid-game);
 - faults: the server SIGSTOPped until the harness kills it (liveness time-out 2 s here), or paused past the
   time-out and going on by itself, the server or its simulator SIGKILLed, the
-  player's websocket dropped, the model endpoint hanging or hanging up on every attempt of an answer.
+  player's websocket dropped, the harness's own connection to the server dropped while the server runs on (as a
+  pause past the websocket's keep-alive and short of the liveness time-out drops it), the model endpoint hanging or
+  hanging up on every attempt of an answer.
 
 After each, the run has ended in this one start: every planned game stored once, none twice, no exception,
 no traceback in what it printed or logged, and no game waited out by the stall watchdog (every fault is seen
@@ -19,6 +21,7 @@ case would cost more CPU than the games: a boot is ~5 s of node): the server's r
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from pathlib import Path
@@ -30,6 +33,7 @@ from hydra import compose, initialize_config_dir
 from pokebench import paths
 from pokebench.llm.fake_server import LocalOpenAI, hashed_policy
 from pokebench.play import runner
+from pokebench.play.arena import Arena
 from pokebench.player import seats
 from pokebench.play.schedule import build_schedule
 from pokebench.results.store import RunStore
@@ -123,6 +127,14 @@ def _play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LocalShowdown
         await rename(client, token)
 
     monkeypatch.setattr(seats, "_rename", renaming)
+    connect = Arena._connect
+
+    async def connecting(arena: Arena) -> Any:
+        conn = await connect(arena)
+        sweep.harness_connected(conn.admin, asyncio.get_running_loop())
+        return conn
+
+    monkeypatch.setattr(Arena, "_connect", connecting)
     try:
         return runner.run(cfg, name, tmp_path / "runs")
     finally:

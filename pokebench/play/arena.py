@@ -55,7 +55,7 @@ class ShowdownServer(Protocol):
     def address(self) -> ServerAddress | None: ...  # None until it is started
 
     def is_alive(self) -> bool: ...
-    def mark_hung(self, address: ServerAddress | None) -> None: ...
+    def mark_for_restart(self, address: ServerAddress | None, why: str) -> None: ...
     def ensure_running(self, unresponsive: bool = False) -> bool: ...
 
 
@@ -113,7 +113,8 @@ class _Connection:
     admin: AdminClient
     address: ServerAddress
     dead: asyncio.Event = field(default_factory=asyncio.Event)
-    #: Why `dead` was set: "server died", or "server hung" when it stopped answering pings.
+    #: Why `dead` was set: "server died", "server hung" when it stopped answering pings, or "server connection
+    #: lost" when the connection closed while the server ran on.
     cause: str = "server died"
     detail: str = ""
 
@@ -163,6 +164,8 @@ class Arena:
             if conn is not None and not conn.dead.is_set() and not conn.admin.closed.is_set():
                 return conn
             if conn is not None:
+                if not conn.dead.is_set() and self.server.is_alive():  # closed under us before the watcher saw it
+                    self._lost(conn)
                 conn.dead.set()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.admin.__aexit__(None, None, None), 5)
@@ -178,6 +181,15 @@ class Arena:
                 self._connection = await self._connect()
             return self._connection
 
+    def _lost(self, conn: _Connection) -> None:
+        """The connection closed while the server runs on (a pause past the websocket's keep-alive drops the
+        connection, not the server): the games it still plays there would keep their players' names, and their
+        replays under the same names stall. So it is restarted, as a hung one is."""
+        conn.cause, conn.detail = "server connection lost", "the harness's own connection to the server closed"
+        log.warning("The harness's connection to the Showdown server closed while the server ran on.")
+        self.server.mark_for_restart(conn.address, "dropped the harness's connection")
+        conn.dead.set()
+
     async def _watch_server(self) -> None:
         """Mark the connection dead when the server exits, drops us, or misses the liveness deadline."""
         last_ping = time.monotonic()
@@ -186,8 +198,12 @@ class Arena:
             conn = self._connection
             if conn is None or conn.dead.is_set():
                 continue
-            if not self.server.is_alive() or conn.admin.closed.is_set():
+            if not self.server.is_alive():
                 conn.dead.set()
+            elif conn.admin.closed.is_set():
+                self._lost(conn)
+                with contextlib.suppress(Exception):  # restart it now, not when the next game starts
+                    await self._current()
             elif time.monotonic() - last_ping >= self.liveness_interval:
                 last_ping = time.monotonic()
                 try:
@@ -198,7 +214,7 @@ class Arena:
                         conn.detail = f"no answer to the liveness ping within {self.liveness_timeout:g} s"
                         log.warning("The Showdown server did not answer a ping within %g s.", self.liveness_timeout)
                         # restarted by whoever connects next, should this arena stop before it restarts it
-                        self.server.mark_hung(conn.address)
+                        self.server.mark_for_restart(conn.address, "did not answer the harness in time")
                         conn.dead.set()
                         with contextlib.suppress(Exception):  # restart it now, not when the next game starts
                             await self._current()

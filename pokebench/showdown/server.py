@@ -192,8 +192,8 @@ class LocalShowdown:
         self._log_file: BinaryIO | None = None
         # The arena restarts the server from worker threads (its watcher, a game's reconnect): one at a time.
         self._lifecycle = threading.RLock()
-        #: The address at which a caller saw the server miss the liveness deadline (:meth:`mark_hung`).
-        self._seen_hung: ServerAddress | None = None
+        #: The address at which a caller saw the server fail it, and how (:meth:`mark_for_restart`).
+        self._marked: tuple[ServerAddress | None, str] = (None, "")
 
     # The context-manager protocol ------------------------------------------------------------
     def __enter__(self) -> "LocalShowdown":
@@ -282,26 +282,27 @@ class LocalShowdown:
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def mark_hung(self, address: ServerAddress | None) -> None:
-        """A caller saw the server at `address` miss the liveness deadline: whoever calls :meth:`ensure_running`
-        next restarts it, even if the caller that saw it is stopped before it could (a round of games that ends
-        with the game the hang voided). No lock: the caller is the arena's event loop, which a restart in progress
-        must not hold up, and an address from before that restart no longer matches."""
-        self._seen_hung = address
+    def mark_for_restart(self, address: ServerAddress | None, why: str) -> None:
+        """A caller saw the server at `address` fail it (`why`: it missed the liveness deadline, or it dropped the
+        caller's connection and ran on): whoever calls :meth:`ensure_running` next restarts it, even if the caller
+        that saw it is stopped before it could (a round of games that ends with the game the fault voided). No lock:
+        the caller is the arena's event loop, which a restart in progress must not hold up, and an address from
+        before that restart no longer matches."""
+        self._marked = (address, why)
 
     def ensure_running(self, unresponsive: bool = False) -> bool:
         """Restart the server if it died, or if it is `unresponsive` (it did not answer the
         harness's ping in time: hung, or stopped) and does not answer now; True if it had to be restarted.
 
-        A server marked at its address by :meth:`mark_hung` (a caller saw it miss the liveness deadline) is
-        restarted even if it answers again by now (a SIGSTOP that ended): the games voided meanwhile would
-        otherwise go on in it behind the harness's back, and their players' names stay taken in it. Not if it
-        was restarted since (its address changed)."""
+        A server marked at its address by :meth:`mark_for_restart` is restarted even if it answers by now (a
+        SIGSTOP that ended): the games voided meanwhile would otherwise go on in it behind the harness's back, and
+        their players' names stay taken in it. Not if it was restarted since (its address changed)."""
         with self._lifecycle:
-            missed = self.address is not None and self.address == self._seen_hung
+            marked, marked_why = self._marked
+            missed = self.address is not None and self.address == marked
             if self.is_alive() and not missed and not (unresponsive and self._unanswered()):
                 return False
-            why = "did not answer the harness in time" if self.is_alive() else "had died"
+            why = "had died" if not self.is_alive() else marked_why if missed else "did not answer the harness in time"
             self.stop(kill=unresponsive)
             self.requested_port = None  # the old port may be held by a lingering child
             self.restarts += 1
@@ -381,7 +382,7 @@ class RemoteShowdown:
     def is_alive(self) -> bool:
         return True
 
-    def mark_hung(self, address: ServerAddress | None) -> None:
+    def mark_for_restart(self, address: ServerAddress | None, why: str) -> None:
         return None  # not ours to restart
 
     def ensure_running(self, unresponsive: bool = False) -> bool:

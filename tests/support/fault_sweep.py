@@ -35,7 +35,8 @@ PHASES = ("login", "rename", "challenge", "mid-turn", "forced-switch", "storing"
           "server-restart")
 #: Seconds after which the test continues a hung server that the harness did not kill (and the case fails).
 HANG_BOUND = 60.0
-FAULTS = ("server-hang", "server-pause", "server-killed", "simulator-killed", "websocket-dropped", "llm-hangs", "llm-closes")
+FAULTS = ("server-hang", "server-pause", "server-killed", "simulator-killed", "websocket-dropped", "harness-dropped",
+          "llm-hangs", "llm-closes")
 
 
 @dataclass
@@ -57,6 +58,11 @@ class Sweep:
     begun: dict[str, int] = field(default_factory=dict)  # game id -> times a faulty player began it
     players: list[Any] = field(default_factory=list)
     drop_next_login: bool = False
+    #: The arena's own connection to the server (its admin client) and the loop it runs on; dropped by
+    #: "harness-dropped" (as a pause past the websocket's keep-alive and short of the liveness time-out drops it).
+    harness: Any = None
+    harness_loop: Any = None
+    drop_next_harness: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ---- when -----------------------------------------------------------------------------------
@@ -111,6 +117,13 @@ class Sweep:
             self.drop_next_login = False
             self._drop(client)
 
+    def harness_connected(self, admin: Any, loop: Any) -> None:
+        """The arena made its connection to the server (at the start, or after a fault)."""
+        self.harness, self.harness_loop = admin, loop
+        if self.drop_next_harness:
+            self.drop_next_harness = False
+            self._drop_harness()
+
     # ---- what -----------------------------------------------------------------------------------
     def _server_pid(self) -> int:
         assert self.server.process is not None
@@ -140,6 +153,11 @@ class Sweep:
                 self.drop_next_login = True
             else:
                 self._drop(target.ps_client)
+        elif self.fault == "harness-dropped":  # the server runs on: the games it still plays must be voided there
+            if self.harness is None or self.harness.closed.is_set():
+                self.drop_next_harness = True
+            else:
+                self._drop_harness()
         else:
             assert self.api is not None
             self.api.policy = _spoiled(self, hang_up=self.fault == "llm-closes")  # `struck` says each one spoiled
@@ -159,6 +177,11 @@ class Sweep:
                 self.struck.append(f"simulator(s) {sims} of server {server_pid} killed")
                 return
             time.sleep(0.02)
+
+    def _drop_harness(self) -> None:
+        transport = self.harness._ws.transport
+        self.harness_loop.call_soon_threadsafe(transport.abort)  # a TCP reset, no close frame
+        self.struck.append("the harness's own connection to the server dropped")
 
     def _drop(self, client: Any) -> None:
         transport = client.websocket.transport
