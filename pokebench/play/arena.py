@@ -176,7 +176,7 @@ class Arena:
             except (OSError, asyncio.TimeoutError, AdminError, WebSocketException) as err:
                 # No log-in within the deadline: restarted if it does not answer a ping either (it hangs),
                 # then one more attempt; a second failure makes this game a harness error.
-                log.warning("Could not connect to the Showdown server (%r); checking that it answers.", err)
+                log.warning("Could not connect to the Showdown server (%s); checking that it answers.", fault_text(err))
                 await asyncio.to_thread(self.server.ensure_running, True)
                 self._connection = await self._connect()
             return self._connection
