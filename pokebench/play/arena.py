@@ -164,7 +164,7 @@ class Arena:
             if conn is not None and not conn.dead.is_set() and not conn.admin.closed.is_set():
                 return conn
             if conn is not None:
-                if not conn.dead.is_set() and self.server.is_alive():  # closed under us before the watcher saw it
+                if not conn.dead.is_set() and await self._outlived():  # closed under us before the watcher saw it
                     self._lost(conn)
                 conn.dead.set()
                 with contextlib.suppress(Exception):
@@ -180,6 +180,16 @@ class Arena:
                 await asyncio.to_thread(self.server.ensure_running, True)
                 self._connection = await self._connect()
             return self._connection
+
+    async def _outlived(self, grace: float = 1.0) -> bool:
+        """Whether the server still runs `grace` seconds after a connection to it closed: a killed server closes
+        its connections a moment before its process is seen to end."""
+        deadline = time.monotonic() + grace
+        while self.server.is_alive():
+            if time.monotonic() >= deadline:
+                return True
+            await asyncio.sleep(0.1)
+        return False
 
     def _lost(self, conn: _Connection) -> None:
         """The connection closed while the server runs on (a pause past the websocket's keep-alive drops the
@@ -201,9 +211,10 @@ class Arena:
             if not self.server.is_alive():
                 conn.dead.set()
             elif conn.admin.closed.is_set():
-                self._lost(conn)
-                with contextlib.suppress(Exception):  # restart it now, not when the next game starts
-                    await self._current()
+                if await self._outlived() and not conn.dead.is_set():  # else the next look sees it dead
+                    self._lost(conn)
+                    with contextlib.suppress(Exception):  # restart it now, not when the next game starts
+                        await self._current()
             elif time.monotonic() - last_ping >= self.liveness_interval:
                 last_ping = time.monotonic()
                 try:
