@@ -191,14 +191,20 @@ class Arena:
             await asyncio.sleep(0.1)
         return False
 
+    def _condemn(self, conn: _Connection, cause: str, detail: str, why: str) -> None:
+        """End `conn` for a server that failed the harness while its process runs on (`why` says how, for the
+        restart's line): whoever connects next restarts it, should this arena stop before it does."""
+        conn.cause, conn.detail = cause, detail
+        self.server.mark_for_restart(conn.address, why)
+        conn.dead.set()
+
     def _lost(self, conn: _Connection) -> None:
         """The connection closed while the server runs on (a pause past the websocket's keep-alive drops the
         connection, not the server): the games it still plays there would keep their players' names, and their
         replays under the same names stall. So it is restarted, as a hung one is."""
-        conn.cause, conn.detail = "server connection lost", "the harness's own connection to the server closed"
         log.warning("The harness's connection to the Showdown server closed while the server ran on.")
-        self.server.mark_for_restart(conn.address, "dropped the harness's connection")
-        conn.dead.set()
+        self._condemn(conn, "server connection lost", "the harness's own connection to the server closed",
+                      "dropped the harness's connection")
 
     async def _watch_server(self) -> None:
         """Mark the connection dead when the server exits, drops us, or misses the liveness deadline."""
@@ -221,12 +227,10 @@ class Arena:
                     await conn.admin.ping(timeout=self.liveness_timeout)
                 except asyncio.TimeoutError:
                     if self._connection is conn and not conn.dead.is_set():
-                        conn.cause = "server hung"
-                        conn.detail = f"no answer to the liveness ping within {self.liveness_timeout:g} s"
                         log.warning("The Showdown server did not answer a ping within %g s.", self.liveness_timeout)
-                        # restarted by whoever connects next, should this arena stop before it restarts it
-                        self.server.mark_for_restart(conn.address, "did not answer the harness in time")
-                        conn.dead.set()
+                        self._condemn(conn, "server hung",
+                                      f"no answer to the liveness ping within {self.liveness_timeout:g} s",
+                                      "did not answer the harness in time")
                         with contextlib.suppress(Exception):  # restart it now, not when the next game starts
                             await self._current()
                 except Exception:  # a refused or lost command: the checks above see a lost connection

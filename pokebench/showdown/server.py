@@ -302,7 +302,10 @@ class LocalShowdown:
             missed = self.address is not None and self.address == marked
             if self.is_alive() and not missed and not (unresponsive and self._unanswered()):
                 return False
-            why = "had died" if not self.is_alive() else marked_why if missed else "did not answer the harness in time"
+            if not self.is_alive():
+                why = "had died"
+            else:
+                why = marked_why if missed else "did not answer the harness in time"
             self.stop(kill=unresponsive)
             self.requested_port = None  # the old port may be held by a lingering child
             self.restarts += 1

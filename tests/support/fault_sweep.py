@@ -179,14 +179,14 @@ class Sweep:
             time.sleep(0.02)
 
     def _drop_harness(self) -> None:
-        transport = self.harness._ws.transport
-        self.harness_loop.call_soon_threadsafe(transport.abort)  # a TCP reset, no close frame
-        self.struck.append("the harness's own connection to the server dropped")
+        self._reset(self.harness_loop, self.harness._ws.transport, "the harness's own connection to the server")
 
     def _drop(self, client: Any) -> None:
-        transport = client.websocket.transport
-        POKE_LOOP.call_soon_threadsafe(transport.abort)  # a TCP reset, no close frame
-        self.struck.append(f"the websocket of {client.username} dropped")
+        self._reset(POKE_LOOP, client.websocket.transport, f"the websocket of {client.username}")
+
+    def _reset(self, loop: Any, transport: Any, what: str) -> None:
+        loop.call_soon_threadsafe(transport.abort)  # a TCP reset, no close frame
+        self.struck.append(f"{what} dropped")
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
