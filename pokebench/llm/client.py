@@ -34,10 +34,8 @@ import socket
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from urllib.parse import urlsplit
-
-import openai
 
 from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, FatalAPIError, KeyRefused, LLMAPIError,
                                   MissingAPIKey, ModelConfigError, UnknownModel, UnsupportedParameter, classify,
@@ -46,6 +44,9 @@ from pokebench.llm.usage import ImpossibleUsage, Prices, Usage, cost_usd, read_u
 from pokebench.llm.validation import MalformedAnswer, parse_answer_body
 from pokebench.player.faults import fault_text
 from pokebench.util import is_secret
+
+if TYPE_CHECKING:  # imported where a request is made: about 0.9 s of CPU that a run without a model need not
+    import openai  # pay at its start (every run imports this module for its configs and errors)
 
 __all__ = ["ChatClient", "Completion", "ModelConfig", "Prices", "Usage", "cost_usd", "ModelConfigError",
            "MissingAPIKey", "EndpointUnreachable", "LLMAPIError", "FatalAPIError", "KeyRefused", "UnknownModel",
@@ -257,6 +258,7 @@ _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, 
 
 def _shared_client(base_url: str, api_key: str, timeout: float) -> openai.AsyncOpenAI:
     """One client (one connection pool) per event loop and endpoint: all players of a process share it."""
+    import openai
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     key = (base_url, api_key, timeout)
     if key not in per_loop:
@@ -333,6 +335,8 @@ class ChatClient:
         :class:`FatalAPIError` at once for an error no retry can fix, and :class:`ContextLengthExceeded`
         when the conversation no longer fits.
         """
+        import openai  # its errors, below (see the import at the top)
+
         extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
         client = _shared_client(self.config.base_url, self._key, self.config.timeout)
         attempts = max_attempts or self.config.max_attempts

@@ -35,8 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
-from scipy.stats import norm, t as student_t
+# the normal's and Student's t's quantiles from scipy.special (ndtri, stdtrit): the same numbers as scipy.stats's
+# ppf, without its import (0.6 s of CPU at every run's start)
+from scipy.special import expit, ndtri, stdtrit
 
 from pokebench.results.schema import SIDE_ONE_SCORE
 
@@ -370,7 +371,7 @@ def fit_ratings(games: pd.DataFrame, anchor: str = "max-damage", anchor_elo: flo
         samples[:, a] = anchor_elo
         low, high = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
         low, high = np.minimum(low, elo), np.maximum(high, elo)
-    z = float(student_t.ppf((1 + ci) / 2, df) if score else norm.ppf((1 + ci) / 2))
+    z = float(stdtrit(df, (1 + ci) / 2) if score else ndtri((1 + ci) / 2))
     sd = posterior_sd(W, N, r, a, prior_sd)
     post_low, post_high = elo - z * sd, elo + z * sd
     post_low[a] = post_high[a] = anchor_elo
