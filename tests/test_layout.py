@@ -125,3 +125,17 @@ def test_running_and_publishing_import_no_search_engine() -> None:
                "import pokebench.__main__, pokebench.publish, pokebench.cli.publish, pokebench.play.runner\n")
     done = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_run_imports_neither_the_model_client_nor_scipy_stats_before_it_needs_them() -> None:
+    """Every ``python -m pokebench``, publish, replay and analyse process starts by importing the run's modules:
+    openai (a run without a model never needs it) and scipy.stats (0.6 s of CPU for two quantiles) wait."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\n"
+             "import pokebench.__main__, pokebench.play.runner, pokebench.publish, pokebench.cli.replay\n"
+             "print(sorted(m for m in ('openai', 'scipy.stats') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", f"imported at a run's start: {done.stdout.strip()}"
