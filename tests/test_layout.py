@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "pokebench"
 
 # The floors, bottom first (docs/ARCHITECTURE.md's table read as imports: a package may import its own
@@ -127,15 +129,18 @@ def test_running_and_publishing_import_no_search_engine() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def test_a_run_imports_neither_the_model_client_nor_scipy_stats_before_it_needs_them() -> None:
+@pytest.mark.parametrize("modules, heavy", [
+    ("pokebench.__main__, pokebench.play.runner, pokebench.publish, pokebench.cli.replay", ("openai", "scipy.stats")),
+    ("pokebench.analysis.worker", ("pandas", "scipy")),
+], ids=["a run's start", "an analysis worker"])
+def test_a_process_imports_no_heavy_library_before_it_needs_it(modules: str, heavy: tuple[str, ...]) -> None:
     """Every ``python -m pokebench``, publish, replay and analyse process starts by importing the run's modules:
-    openai (a run without a model never needs it) and scipy.stats (0.6 s of CPU for two quantiles) wait."""
+    openai (a run without a model never needs it) and scipy.stats (0.6 s of CPU for two quantiles) wait. Each
+    spawned worker of ``pokebench analyse`` imports its work's module: no table library there (0.6 s each)."""
     import subprocess
     import sys
 
-    probe = ("import sys\n"
-             "import pokebench.__main__, pokebench.play.runner, pokebench.publish, pokebench.cli.replay\n"
-             "print(sorted(m for m in ('openai', 'scipy.stats') if m in sys.modules))\n")
+    probe = f"import sys\nimport {modules}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]", f"imported at a run's start: {done.stdout.strip()}"
+    assert done.stdout.strip() == "[]", f"imported at the start: {done.stdout.strip()}"

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pokebench.analysis.cache import append_entries, cache_path, game_key, luck_path, read_entries
-from pokebench.analysis.luck_rows import luck_settings
 from pokebench.analysis.settings import Settings, engine_version
+from pokebench.analysis.value import luck_settings
+from pokebench.analysis.worker import StoredGame, Task, init_worker, work
 from pokebench.bars import progress_bar
 from pokebench.engine.check import EngineUnavailable
 from pokebench.paths import RUNS_DIR
@@ -39,8 +40,6 @@ from pokebench.results.loading import PublishError, load_runs
 from pokebench.util import parse_shard
 
 __all__ = ["analyse_runs", "AnalysisReport", "StoredGame", "luck_entries", "recorded_policies", "in_shard", "main"]
-
-_SETS: Any = None
 
 
 @dataclass
@@ -59,36 +58,6 @@ class AnalysisReport:
         return self.seconds / self.decisions if self.decisions else 0.0
 
 
-@dataclass(frozen=True)
-class StoredGame:
-    """A stored game to analyse: what the analysis reads of it."""
-
-    uid: str
-    run: str
-    game_id: str
-    players: dict[str, str]  # side -> player
-    input_log: list[str]
-    policies: dict[str, list[dict[str, Any]]] | None = None  # :func:`recorded_policies` of its players' entries
-
-
-@dataclass(frozen=True)
-class _Task:
-    game: StoredGame
-    settings: Settings
-    indices: frozenset[int] | None  # None: every decision; empty: none (the luck alone)
-    repeat: int
-    luck: bool = False  # measure the game's luck too
-
-
-def _init_worker() -> None:
-    global _SETS
-    from pokebench.engine.errors import hold_panic_output
-    from pokebench.engine.sets import SetTable
-
-    hold_panic_output()  # an engine panic is the decision's {"error": ...}, not a dump in the output
-    _SETS = SetTable.load()
-
-
 #: Games whose luck alone is measured, replayed per simulator process: a simulator started per game cost more
 #: than the luck (200 games with 2 workers: 339 s wall and 225 s CPU, against 101 s and 64 s in chunks, the same
 #: entries). A game with decisions to search is a chunk of its own: its searches dwarf a replay, and a stop loses
@@ -96,35 +65,10 @@ def _init_worker() -> None:
 LUCK_CHUNK = 25
 
 
-def _chunks(tasks: list[_Task]) -> list[list[_Task]]:
+def _chunks(tasks: list[Task]) -> list[list[Task]]:
     luck_only = [t for t in tasks if t.indices == frozenset()]
     return ([[t] for t in tasks if t.indices != frozenset()]
             + [luck_only[i:i + LUCK_CHUNK] for i in range(0, len(luck_only), LUCK_CHUNK)])
-
-
-def _work(chunk: list[_Task]) -> list[tuple[list[dict[str, Any]], dict[str, Any] | None]]:
-    """Per game of the chunk (replayed in one simulator process): its decision searches (cache entries) and its
-    luck (one entry, None when not asked)."""
-    from pokebench.analysis.luck import game_luck
-    from pokebench.analysis.scoring import score_game
-    from pokebench.analysis.value import load_value_model
-    from pokebench.engine.from_showdown import game_positions
-
-    engine = engine_version()
-    out = []
-    for task, game in zip(chunk, game_positions([(t.game.uid, t.game.input_log) for t in chunk]), strict=True):
-        stored = task.game
-        entries = [] if task.indices == frozenset() else score_game(
-            game, stored.input_log, _SETS, task.settings, set(task.indices) if task.indices is not None else None)
-        luck = None
-        if task.luck:
-            luck = {**game_luck(game, load_value_model(), stored.policies), "uid": stored.uid, "run": stored.run,
-                    "game_id": stored.game_id, "engine": engine, "settings": luck_settings()}
-        out.append(([{**entry, "uid": stored.uid, "run": stored.run, "game_id": stored.game_id,
-                      "player": stored.players[entry["side"]], "decisions_in_game": len(game.decisions),
-                      "engine": engine, "settings": task.settings.key, "repeat": task.repeat} for entry in entries],
-                    luck))
-    return out
 
 
 def recorded_policies(sides: dict[str, dict[str, Any]] | None) -> dict[str, list[dict[str, Any]]] | None:
@@ -139,8 +83,8 @@ def luck_entries(games: Sequence[StoredGame]) -> list[dict[str, Any]]:
     """The luck cache's entries of `games` (:mod:`pokebench.analysis.cache`), measured in this process, one
     simulator process replaying them all: what ``analyse`` appends for them, for a caller that measures a few
     games itself (a run between its steps) rather than in a pool of workers."""
-    tasks = [_Task(game, Settings(), frozenset(), 0, True) for game in games]
-    return [luck for _, luck in _work(tasks) if luck is not None] if tasks else []
+    tasks = [Task(game, Settings(), frozenset(), 0, True) for game in games]
+    return [luck for _, luck in work(tasks) if luck is not None] if tasks else []
 
 
 def _complete(entries: list[dict[str, Any]]) -> bool:
@@ -196,7 +140,7 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
             search = quality and not _complete(mine)
             measure = luck and uid not in lucky
             if search or measure:
-                tasks.append(_Task(stored_game(uid), settings, None if search else frozenset(), 0, measure))
+                tasks.append(Task(stored_game(uid), settings, None if search else frozenset(), 0, measure))
         started = time.perf_counter()
         decisions, luck_games, luck_turns = _run(tasks, runs_dir, workers, progress, "analyse", shard)
         repeats = 0
@@ -209,14 +153,14 @@ def analyse_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR, settings
             by_game: dict[str, set[int]] = {}
             for entry in wanted:
                 by_game.setdefault(entry["uid"], set()).add(entry["index"])
-            again = [_Task(stored_game(uid), settings, frozenset(indices), 1) for uid, indices in by_game.items()]
+            again = [Task(stored_game(uid), settings, frozenset(indices), 1) for uid, indices in by_game.items()]
             repeats = _run(again, runs_dir, workers, progress, "spread", shard)[0]
         seconds = time.perf_counter() - started
         return AnalysisReport(len(data.games), sum(t.indices != frozenset() for t in tasks), decisions, repeats,
                               seconds, luck_games, luck_turns, None if shard is None else len(games))
 
 
-def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label: str,
+def _run(tasks: list[Task], runs_dir: Path, workers: int, progress: bool, label: str,
          shard: tuple[int, int] | None) -> tuple[int, int, int]:
     """Run the tasks in `workers` processes, appending each game's entries to its run's caches (`shard`'s files,
     when given); the decisions searched, the games and the turns whose luck was measured."""
@@ -225,8 +169,8 @@ def _run(tasks: list[_Task], runs_dir: Path, workers: int, progress: bool, label
     done = games = turns = 0
     bar = progress_bar(len(tasks), label, "game", disable=not progress)
     context = multiprocessing.get_context("spawn")  # the workers import the engine afresh, no forked state
-    with context.Pool(max(1, workers), initializer=_init_worker) as pool:
-        for results in pool.imap_unordered(_work, _chunks(tasks)):
+    with context.Pool(max(1, workers), initializer=init_worker) as pool:
+        for results in pool.imap_unordered(work, _chunks(tasks)):
             for entries, luck in results:
                 if entries:
                     append_entries(cache_path(runs_dir / entries[0]["run"], shard), entries)

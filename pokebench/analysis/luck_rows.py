@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from pokebench.analysis.cache import game_key, luck_path, read_entries
-from pokebench.analysis.settings import ACTION_WEIGHT, LUCK_VERSION, SKILL_SHIFTS, SKILL_WEIGHT, engine_version
-from pokebench.analysis.value import ValueModel, load_value_model
+from pokebench.analysis.settings import SKILL_SHIFTS, SKILL_WEIGHT, engine_version
+from pokebench.analysis.value import ValueModel, luck_settings
 from pokebench.results.schema import SIDE_ONE_SCORE, LuckRow, LuckTurnRow, columns
 
 __all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "cached_entries", "read_luck",
@@ -29,11 +29,6 @@ __all__ = ["LUCK_COLUMNS", "LUCK_TURN_COLUMNS", "luck_settings", "luck_rows", "c
 
 LUCK_COLUMNS = columns(LuckRow)
 LUCK_TURN_COLUMNS = columns(LuckTurnRow)
-
-
-def luck_settings(model: ValueModel | None = None) -> str:
-    """What a game's luck depends on besides the engine: the value function and the analysis's version."""
-    return f"value={(model or load_value_model()).key},luck={LUCK_VERSION},action={ACTION_WEIGHT}"
 
 
 def side_one_score(winner: Any) -> float:

@@ -29,11 +29,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from pokebench.analysis.settings import ACTION_WEIGHT, LUCK_VERSION
+
 if TYPE_CHECKING:  # the model is read without the engine (publishing needs none); only its inputs are engine states
     import poke_engine
 
 __all__ = ["FEATURES", "ValueModel", "Snapshot", "SideSnapshot", "features", "finished_value", "load_value_model",
-           "MODEL_FILE"]
+           "luck_settings", "MODEL_FILE"]
 
 MODEL_FILE = "value_model.json"
 #: The features, each side one's minus side two's (``speed`` is +1 / 0 / −1).
@@ -207,3 +209,8 @@ class ValueModel:
 def load_value_model() -> ValueModel:
     """The shipped model (``pokebench/analysis/value_model.json``)."""
     return ValueModel.from_json(resources.files("pokebench.analysis").joinpath(MODEL_FILE).read_text("utf-8"))
+
+
+def luck_settings(model: ValueModel | None = None) -> str:
+    """What a game's luck depends on besides the engine: the value function and the analysis's version."""
+    return f"value={(model or load_value_model()).key},luck={LUCK_VERSION},action={ACTION_WEIGHT}"
