@@ -113,3 +113,29 @@ def test_a_killed_harness_leaves_a_server_root_that_the_next_server_start_remove
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_a_root_being_made_is_never_taken_for_a_stale_one(tmp_path, monkeypatch):
+    """Another harness may look for stale roots at any moment of this one's making its own, even between the
+    owner file's creation and its lock (under load a process can wait there for a while)."""
+    from pokebench.showdown import state
+
+    lock = state.fcntl.flock
+    looked: list[bool] = []
+
+    def another_harness_looks_first(fd: int, operation: int) -> None:
+        if operation == state.fcntl.LOCK_EX and not looked:  # this harness's lock, not the check's own attempt
+            looked.append(True)
+            state.remove_stale_roots(tmp_path)
+        lock(fd, operation)
+
+    monkeypatch.setattr(state.fcntl, "flock", another_harness_looks_first)
+    root, hold = new_server_root(showdown_package_dir(), tmp_path)
+    try:
+        assert looked and (root / "config" / "config.js").is_file() and (root / "dist").exists()
+        assert [p.name for p in root.glob(".pokebench-owner*")] == [state.OWNER_FILE]  # not removed meanwhile
+        monkeypatch.setattr(state.fcntl, "flock", lock)
+        state.remove_stale_roots(tmp_path)  # held: still not stale
+        assert (root / "dist").exists()
+    finally:
+        os.close(hold)

@@ -103,6 +103,11 @@ def new_server_root(package_dir: Path, temp_dir: Path | None = None) -> tuple[Pa
     with contextlib.suppress(OSError):
         remove_stale_roots(temp_dir)
     root = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=temp_dir))
-    fd = os.open(root / OWNER_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    # The owner file takes its name only once locked: created under its name and then locked, it was a stale
+    # root's for a moment, and another harness starting a server then removed the new root (seen in CI: the
+    # server's first file was missing)
+    unnamed = root / f"{OWNER_FILE}.new"
+    fd = os.open(unnamed, os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
+    unnamed.rename(root / OWNER_FILE)
     return server_root(package_dir, root), fd
