@@ -8,6 +8,8 @@ run as a command stands on top, like ``cli/``).
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,12 +114,16 @@ def test_no_two_modules_import_each_other() -> None:
     assert not circles, "modules that import each other (one of them should not):\n" + "\n".join(circles)
 
 
+def _fresh_python(code: str) -> str:
+    """What `code` prints in a fresh Python process (nothing imported before it); it must exit with 0."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 def test_running_and_publishing_import_no_search_engine() -> None:
     """poke-engine is optional (built from source with Rust): a run of the bots and its publish, luck tables
     included, import without it; only the search bot and the analyses need it."""
-    import subprocess
-    import sys
-
     blocker = ("import sys\n"
                "class NoEngine:\n"
                "    def find_spec(self, name, path, target=None):\n"
@@ -125,8 +131,7 @@ def test_running_and_publishing_import_no_search_engine() -> None:
                "            raise ImportError('poke_engine is blocked here')\n"
                "sys.meta_path.insert(0, NoEngine())\n"
                "import pokebench.__main__, pokebench.publish, pokebench.cli.publish, pokebench.play.runner\n")
-    done = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
+    _fresh_python(blocker)
 
 
 @pytest.mark.parametrize("modules, heavy", [
@@ -137,10 +142,5 @@ def test_a_process_imports_no_heavy_library_before_it_needs_it(modules: str, hea
     """Every ``python -m pokebench``, publish, replay and analyse process starts by importing the run's modules:
     openai (a run without a model never needs it) and scipy.stats (0.6 s of CPU for two quantiles) wait. Each
     spawned worker of ``pokebench analyse`` imports its work's module: no table library there (0.6 s each)."""
-    import subprocess
-    import sys
-
-    probe = f"import sys\nimport {modules}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]", f"imported at the start: {done.stdout.strip()}"
+    imported = _fresh_python(f"import sys\nimport {modules}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    assert imported == "[]", f"imported at the start: {imported}"

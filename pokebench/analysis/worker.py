@@ -1,8 +1,8 @@
 """What a worker process of ``pokebench analyse`` runs: the games of a chunk replayed, searched and valued.
 
 The workers are spawned (they import the engine afresh, no forked state) and import this module to run their
-work: it imports no table library, so that a worker starts in about 0.4 s of CPU where importing
-:mod:`pokebench.analysis.analyse` (pandas, the run loaders) took 1.4 s.
+work: it imports no table library, so that a worker's imports take about 0.4 s of CPU where importing
+:mod:`pokebench.analysis.analyse` (pandas, the run loaders) made them about 1 s.
 """
 
 from __future__ import annotations
