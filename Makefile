@@ -90,6 +90,7 @@ bench: setup
 	$(PY) benchmarks/bots_throughput.py
 	$(PY) benchmarks/ratings_speed.py
 	$(PY) benchmarks/llm_overhead.py
+	$(PY) benchmarks/server_start.py
 
 clean-runs:
 	rm -rf runs data

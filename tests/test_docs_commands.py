@@ -51,6 +51,8 @@ RUN: dict[str, tuple[str, str]] = {
         "POKEBENCH_SITE=data/site/bots-smoke .venv/bin/jupyter-execute notebooks/analysis.ipynb "
         "--output=analysis-bots-smoke && grep -c image/png notebooks/analysis-bots-smoke.ipynb", ""),
     f"{PY}.engine.check": (f"{PY}.engine.check; test $? -le 1", "poke-engine"),
+    ".venv/bin/python benchmarks/server_start.py": (".venv/bin/python benchmarks/server_start.py --starts 1",
+                                                    "built / saved"),
     ".venv/bin/pokebench-foulplay": (".venv/bin/pokebench-foulplay; test $? -le 1", "Foul Play"),
     **{f"{PY} +run={run}": (f"{PY} +run={run} --cfg job", "players:")
        for run in ("ch-smoke", "ch-ablation", "ch-expert", "ch-sonnet-low")},

@@ -31,9 +31,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Literal, Sequence
 
 from pokebench import paths
+from pokebench.showdown import format_list
 from pokebench.showdown.address import ServerAddress
 from pokebench.showdown.admin import ping
 from pokebench.showdown.errors import ServerError
@@ -140,6 +141,18 @@ def install() -> None:
         os.replace(temp, target)  # never a half-copied plugin
     check_installation()
     export_generated()
+    save_format_list()
+
+
+def save_format_list() -> Path:
+    """Save the list of formats the installed server sends each connection; the servers PokéBench starts then
+    send it as saved instead of building it (:mod:`pokebench.showdown.format_list` says why)."""
+    with LocalShowdown(saved_formats=None) as server:
+        assert server.address is not None
+        listed = asyncio.run(format_list.sent_by(server.address))
+    version = installed_version()
+    assert version is not None  # check_installation passed
+    return format_list.save(listed, version)
 
 
 # --------------------------------------------------------------------------- running servers
@@ -175,13 +188,17 @@ class LocalShowdown:
     """
 
     def __init__(self, port: int | None = None, sim_processes: int = 1, log_path: Path | None = None,
-                 startup_timeout: float = 60.0, launch_prefix: Sequence[str] = ()) -> None:
+                 startup_timeout: float = 60.0, launch_prefix: Sequence[str] = (),
+                 saved_formats: Path | Literal["installed"] | None = "installed") -> None:
         self.requested_port = port
         #: A command the server is started under (e.g. ``nice -n 5``, or ``strace`` in a test).
         self.launch_prefix = tuple(launch_prefix)
         self.sim_processes = max(1, sim_processes)
         self.log_path = log_path
         self.startup_timeout = startup_timeout
+        #: The saved list of formats the server sends each connection: the install's, a file's, or None (Showdown
+        #: builds its own at the first connection, about 2 s of CPU).
+        self.saved_formats = saved_formats
         self.admin_token = secrets.token_hex(16)
         self.process: subprocess.Popen[bytes] | None = None
         #: This server's own Showdown root (:mod:`pokebench.showdown.state`), removed when it stops.
@@ -233,6 +250,9 @@ class LocalShowdown:
     def _start_on(self, port: int) -> ServerAddress:
         env = node_env(POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes),
                        POKEBENCH_PARENT_PID=str(os.getpid()))
+        listed = format_list.installed_path() if self.saved_formats == "installed" else self.saved_formats
+        if listed is not None and listed.is_file():
+            env["POKEBENCH_FORMAT_LIST"] = str(listed)
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = open(self.log_path, "ab")  # every start appends: an earlier attempt's log stays
@@ -243,6 +263,7 @@ class LocalShowdown:
         self.process = subprocess.Popen(
             # parent_watch.js, loaded before Showdown: the server exits once this process is gone, from its first instant
             [*self.launch_prefix, *node_command(*NODE_FLAGS, "--require", str(script_path("parent_watch.js")),
+                                                "--require", str(script_path("saved_format_list.js")),
                                                 "--require", str(self.root / DUPLICATE_ROLLS),
                                                 "pokemon-showdown", "start", "--skip-build", "--no-security", str(port))],
             cwd=self.root, env=env, stdin=subprocess.DEVNULL,
