@@ -220,20 +220,18 @@ def test_a_connection_without_the_token_cannot_register_games(showdown):
 
 def test_every_server_sends_the_list_of_formats_showdown_builds_as_saved_at_install(showdown, tmp_path):
     """Showdown builds the list at the first connection (about 2 s of CPU); the install saves it for the servers."""
-    def sent(saved_formats: Path | None) -> str:
+    def sent(saved_formats: Path) -> str:
         with LocalShowdown(saved_formats=saved_formats) as server:
             assert server.address is not None
             return asyncio.run(format_list.sent_by(server.address))
 
-    built = sent(None)
+    doctored = "|formats|,1|PokéBench|[Gen 9] Random Battle,f"
+    built = sent(format_list.save(doctored, "0.0.1", tmp_path / "old.txt"))  # another version's: Showdown builds its own
     assert built.startswith("|formats|") and "[Gen 9] Random Battle," in built
     version, saved = format_list.installed_path().read_text().split("\n", 1)
     assert (version, saved) == (installed_version(), built)
     assert showdown.address is not None and asyncio.run(format_list.sent_by(showdown.address)) == built
-    # what a server sends is the file it is given, if the file is this Showdown's, else the list it builds
-    doctored = format_list.save("|formats|,1|PokéBench|[Gen 9] Random Battle,f", version, tmp_path / "list.txt")
-    assert sent(doctored) == "|formats|,1|PokéBench|[Gen 9] Random Battle,f"
-    assert sent(format_list.save("|formats|,1|PokéBench|[Gen 9] Random Battle,f", "0.0.1", doctored)) == built
+    assert sent(format_list.save(doctored, version, tmp_path / "list.txt")) == doctored  # the file, as given
 
 
 def test_port_taken_is_a_clear_error():
