@@ -215,6 +215,26 @@ Rooms.createBattle = function (options) {
 	return room;
 };
 
+// Showdown validates the challenge and the accept of a random-team format in its validator process by
+// making a team, to see that the format's generator works, and throwing it away: two teams generated for
+// nothing per game. A registered game's teams are made above when its battle is created, which is where a
+// generator that fails shows; so a user with a registered game in that format, asking with no team of its
+// own (`/utm null`: none once unpacked, as the validator reads it), is answered as the validator answers
+// then ('1' and the empty team) without asking it.
+const validator = TeamValidatorAsync.TeamValidatorAsync.prototype;
+const validateTeam = validator.validateTeam;
+validator.validateTeam = function (team, options) {
+	const userid = options && options.user;
+	if (userid && this.format.team && !Teams.unpack(team)) {
+		for (const reg of pending.values()) {
+			if ((toID(reg.p1) === userid || toID(reg.p2) === userid) && toID(reg.format) === this.format.id) {
+				return Promise.resolve('1');
+			}
+		}
+	}
+	return validateTeam.call(this, team, options);
+};
+
 /** What the harness needs to know of a format before it plays any game in it. */
 function formatInfo(asked) {
 	const format = Dex.formats.get(asked);
