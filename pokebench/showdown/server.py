@@ -6,7 +6,7 @@ harness at a server that already runs PokéBench's plugin (:class:`RemoteShowdow
 
 Command line::
 
-    pokebench-server install   # npm ci, our config and plugin, the exported data (make setup runs it)
+    pokebench-server install   # npm ci, our config and plugin, the exported data, the saved list of formats (make setup runs it)
     pokebench-server check     # say what is missing, and how to fix it
     pokebench-server start     # run a server in the foreground (for debugging)
 
@@ -121,7 +121,8 @@ def install() -> None:
     Outside a checkout the sources shipped in the package are first copied to the data folder
     (:func:`pokebench.paths.server_dir`). ``npm ci`` runs when the pinned version is not installed;
     then our config and plugin are copied into the npm package, the folders it needs are made, and
-    the data the renderers read are exported (:func:`pokebench.showdown.node.export_generated`).
+    the data the renderers read are exported (:func:`pokebench.showdown.node.export_generated`), and the list of
+    formats the server sends each connection is saved (:func:`save_format_list`).
     """
     node_version()
     sources, target_dir = paths.server_sources_dir(), paths.server_dir()
