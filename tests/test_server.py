@@ -12,12 +12,11 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
 
 from support.games import BOTS, play, results
+from support.showdown_user import User
 from pokebench.play.arena import HarnessError
 from poke_env.battle.pokemon import Pokemon
 
@@ -220,19 +219,6 @@ def test_a_connection_without_the_token_cannot_register_games(showdown):
 
 def test_a_team_of_its_own_is_refused_in_a_random_format_whether_the_game_is_registered_or_not(showdown):
     """The validator is skipped for a registered game's challenge only when it brings no team (`/utm null`)."""
-    async def logged_in(name: str) -> ClientConnection:
-        websocket = await connect(showdown.address.websocket_url)
-        await websocket.send(f"|/trn {name},0,")
-        await first_line(websocket, lambda line: line.startswith(f"|updateuser| {name}|1"))
-        return websocket
-
-    async def first_line(websocket: ClientConnection, wanted: Callable[[str], bool]) -> str:
-        async with asyncio.timeout(20):
-            async for message in websocket:
-                if found := next((line for line in str(message).split("\n") if wanted(line)), None):
-                    return found
-        raise AssertionError("the connection closed")
-
     async def challenge(registered: bool) -> tuple[str, str]:
         a, b = (f"validated{secrets.token_hex(4)}" for _ in range(2))
         if registered:
@@ -240,13 +226,15 @@ def test_a_team_of_its_own_is_refused_in_a_random_format_whether_the_game_is_reg
                 await admin.register({"game_id": a, "p1": a, "p2": b, "format": "gen9randombattle",
                                       "battle_seed": "sodium," + "0" * 32, "p1_team_seed": "sodium," + "1" * 32,
                                       "p2_team_seed": "sodium," + "2" * 32, "turn_limit": 300})
-        challenger, challenged = await logged_in(a), await logged_in(b)
-        await challenger.send("|/utm Pikachu||lightball||thunderbolt|||||||")
-        await challenger.send(f"|/challenge {b}, gen9randombattle")
-        refused = await first_line(challenger, lambda line: line.startswith("|popup|"))
-        await challenger.send("|/utm null")
-        await challenger.send(f"|/challenge {b}, gen9randombattle")
-        received = await first_line(challenged, lambda line: line.startswith("|pm|"))
+        async with User(showdown.address.websocket_url) as challenger, User(showdown.address.websocket_url) as challenged:
+            await challenger.log_in(a)
+            await challenged.log_in(b)
+            await challenger.send("/utm Pikachu||lightball||thunderbolt|||||||")
+            await challenger.send(f"/challenge {b}, gen9randombattle")
+            refused = await challenger.until(lambda line: line.startswith("|popup|"))
+            await challenger.send("/utm null")
+            await challenger.send(f"/challenge {b}, gen9randombattle")
+            received = await challenged.until(lambda line: line.startswith("|pm|"))
         return refused, received
 
     for registered in (True, False):

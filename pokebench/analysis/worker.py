@@ -58,15 +58,17 @@ def work(chunk: list[Task]) -> list[tuple[list[dict[str, Any]], dict[str, Any] |
     from pokebench.engine.from_showdown import game_positions
 
     engine = engine_version()
+    model = load_value_model() if any(task.luck for task in chunk) else None
+    luck_key = luck_settings(model) if model is not None else None
     out = []
     for task, game in zip(chunk, game_positions([(t.game.uid, t.game.input_log) for t in chunk]), strict=True):
         stored = task.game
         entries = [] if task.indices == frozenset() else score_game(
             game, stored.input_log, _SETS, task.settings, set(task.indices) if task.indices is not None else None)
         luck = None
-        if task.luck:
-            luck = {**game_luck(game, load_value_model(), stored.policies), "uid": stored.uid, "run": stored.run,
-                    "game_id": stored.game_id, "engine": engine, "settings": luck_settings()}
+        if model is not None and task.luck:
+            luck = {**game_luck(game, model, stored.policies), "uid": stored.uid, "run": stored.run,
+                    "game_id": stored.game_id, "engine": engine, "settings": luck_key}
         out.append(([{**entry, "uid": stored.uid, "run": stored.run, "game_id": stored.game_id,
                       "player": stored.players[entry["side"]], "decisions_in_game": len(game.decisions),
                       "engine": engine, "settings": task.settings.key, "repeat": task.repeat} for entry in entries],

@@ -12,7 +12,6 @@ the Showdown it runs in; otherwise Showdown builds its own, as before).
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from websockets.asyncio.client import connect
@@ -21,6 +20,7 @@ from websockets.exceptions import WebSocketException
 from pokebench import paths
 from pokebench.showdown.address import ServerAddress
 from pokebench.showdown.errors import ServerError
+from pokebench.util import atomic_write_text
 
 __all__ = ["FILE", "installed_path", "sent_by", "save"]
 
@@ -51,8 +51,5 @@ async def sent_by(address: ServerAddress, timeout: float = 60.0) -> str:
 def save(listed: str, version: str, path: Path | None = None) -> Path:
     """Write `listed` as the list of Showdown `version` to `path` (the install's by default), whole or not at all."""
     path = path or installed_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(f"{version}\n{listed}")
-    os.replace(temp, path)
+    atomic_write_text(path, f"{version}\n{listed}")
     return path
