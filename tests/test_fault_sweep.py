@@ -8,8 +8,8 @@ strikes once, at the first moment of its phase (:mod:`support.fault_sweep` says 
   stored; a battle ends; a game is replayed in a retry round (after a deliberate crash); the harness restarts the
   server (after a kill mid-game);
 - faults: the server SIGSTOPped until the harness kills it (liveness time-out 2 s here), or paused past the
-  time-out and going on by itself, the server or its simulator SIGKILLed, the
-  player's websocket dropped, the harness's own connection to the server dropped while the server runs on (as a
+  time-out and going on by itself, the server or its simulator SIGKILLed, its simulator SIGSTOPped for good (the
+  server's plugin must kill it within 5 s here), the player's websocket dropped, the harness's own connection to the server dropped while the server runs on (as a
   pause past the websocket's keep-alive and short of the liveness time-out drops it), the model endpoint hanging or
   hanging up on every attempt of an answer.
 
@@ -39,11 +39,14 @@ from pokebench.play.schedule import build_schedule
 from pokebench.results.store import RunStore
 from pokebench.showdown.server import LocalShowdown
 from support import fault_sweep
-from support.fault_sweep import FAULTS, PHASES, Sweep
+from support.fault_sweep import FAULTS, PHASES, SIMULATOR_FAULTS, Sweep
 
 pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.fault_sweep, pytest.mark.per_worker]
 
 LIVENESS = 2.0
+#: Seconds a simulator process may leave the plugin's question unanswered (a run gives its liveness time-out; the
+#: sweep's server allows more, so that a simulator that boots slowly on a busy machine is not taken for hung).
+SIMULATOR_TIMEOUT = 5.0
 STARTUP_TIMEOUT = 30.0
 LLM_TIMEOUT = 2.0
 PAIRS = 2
@@ -54,7 +57,7 @@ def lent_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalShowd
     """One server for the module's runs (each run's restarts replace its process, as in any run)."""
     # startup_timeout: how long a restart may take before it fails (a server SIGSTOPped as it boots)
     with LocalShowdown(sim_processes=1, log_path=tmp_path_factory.mktemp("sweep") / "showdown.log",
-                       startup_timeout=STARTUP_TIMEOUT) as server:
+                       startup_timeout=STARTUP_TIMEOUT, simulator_timeout=SIMULATOR_TIMEOUT) as server:
         yield server
 
 
@@ -103,7 +106,7 @@ def _play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LocalShowdown
         cfg = compose("config", overrides=_overrides(name, llm))
     kills: dict[int, int] = server.__dict__.setdefault("_sweep_sim_kills", {})
     assert server.process is not None
-    fresh = sweep.fault == "simulator-killed" and kills.get(server.process.pid, 0) >= 4
+    fresh = sweep.fault in SIMULATOR_FAULTS and kills.get(server.process.pid, 0) >= 4
     monkeypatch.setattr(runner, "_server", lambda cfg, log_path: _Lent(server, fresh))
     monkeypatch.setattr(fault_sweep, "SWEEP", sweep)
     wait_until_ready = server._wait_until_ready
@@ -138,7 +141,7 @@ def _play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: LocalShowdown
     try:
         return runner.run(cfg, name, tmp_path / "runs")
     finally:
-        if sweep.fault == "simulator-killed" and server.process is not None:
+        if sweep.fault in SIMULATOR_FAULTS and server.process is not None:
             kills[server.process.pid] = kills.get(server.process.pid, 0) + 1
 
 

@@ -9,6 +9,7 @@ error that the fault caused is recorded with its cause.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -108,20 +109,35 @@ def test_a_server_seen_hung_is_restarted_by_the_next_arena_even_when_the_one_tha
 
 
 @pytest.mark.slow
-def test_a_killed_simulator_process_voids_its_games_at_once_and_the_run_ends_in_one_start(tmp_path):
-    def kill_simulator(run_pid: int) -> int:
+@pytest.mark.parametrize(("fault", "sig", "cause", "words"), [
+    ("killed", signal.SIGKILL, "simulator crashed", "simulator process {pid} died"),
+    # stopped for good: Showdown would give it every new battle (it has the fewest once its games are voided)
+    ("hung", signal.SIGSTOP, "simulator hung", "simulator process {pid} answered nothing in 3 s and was killed"),
+])
+def test_a_killed_or_hung_simulator_process_voids_its_games_at_once_and_the_run_ends_in_one_start(
+        tmp_path, fault, sig, cause, words):
+    struck: list[int] = []
+
+    def strike_simulator(run_pid: int) -> int:
         sims = simulator_processes(run_pid)
         assert len(sims) == 2
-        os.kill(sims[0], signal.SIGKILL)
+        os.kill(sims[0], sig)
+        struck.append(sims[0])
         return sims[0]
 
-    # stall_timeout=600: only the plugin's crash report can void those games before the run's time-out
-    _, killed = _fault_mid_run(tmp_path, "simcrash", kill_simulator, "server.sim_processes=2", "stall_timeout=600")
-    with RunStore.open_existing(tmp_path / "runs" / "simcrash" / "store.sqlite") as store:
+    name = f"sim{fault}"
+    try:  # stall_timeout=600: only the plugin's report can void those games before the run's time-out
+        _, victim = _fault_mid_run(tmp_path, name, strike_simulator, "server.sim_processes=2", "stall_timeout=600",
+                                   "server.liveness_timeout=3")
+    finally:
+        for pid in struck:  # a stopped process the plugin did not kill would outlive the test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    with RunStore.open_existing(tmp_path / "runs" / name / "store.sqlite") as store:
         errors = store.harness_errors()
-    crashed = errors[errors.cause == "simulator crashed"]
-    assert len(crashed) and all(f"simulator process {killed} died" in d for d in crashed.detail)
-    _assert_complete_once(tmp_path, "simcrash", "simulator crashed")
+    voided = errors[errors.cause == cause]
+    assert len(voided) and all(words.format(pid=victim) in d for d in voided.detail), errors
+    _assert_complete_once(tmp_path, name, cause)
 
 
 # ---- one process per run -------------------------------------------------------------------------

@@ -407,7 +407,7 @@ class Arena:
                     if error is None:
                         return record_future.result()
                     if isinstance(error, SimulatorCrashed):
-                        return "simulator crashed", str(error)
+                        return error.cause, str(error)
                     if conn.dead.is_set():  # the connection was dropped because the server died or hung
                         return conn.cause, conn.detail
                     return "server connection lost", ""

@@ -47,7 +47,8 @@ class RunStopped(RuntimeError):
 def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
     if cfg.server.port is None:
         sims = cfg.server.sim_processes or usable_cpus()
-        return LocalShowdown(sim_processes=int(sims), log_path=log_path)
+        return LocalShowdown(sim_processes=int(sims), log_path=log_path,
+                             simulator_timeout=float(cfg.server.liveness_timeout))
     return RemoteShowdown(cfg.server.host, int(cfg.server.port), os.environ.get("POKEBENCH_ADMIN_TOKEN"))
 
 

@@ -25,7 +25,12 @@ class AdminError(RuntimeError):
 
 
 class SimulatorCrashed(AdminError):
-    """The simulator process that ran a game died; the plugin reports it at once (the game is void)."""
+    """The simulator process that ran a game died, or hung and was killed; the plugin reports it at once (the game
+    is void). `cause`: "simulator crashed" or "simulator hung"."""
+
+    def __init__(self, detail: str, cause: str = "simulator crashed") -> None:
+        super().__init__(detail)
+        self.cause = cause
 
 
 #: User names beginning with this are reserved for the harness by the plugin: logging in under
@@ -108,7 +113,8 @@ class AdminClient:
                 report = json.loads(payload)
                 record_waiter = self._records.pop(report["game_id"], None)
                 if record_waiter is not None and not record_waiter.done():
-                    record_waiter.set_exception(SimulatorCrashed(report.get("detail", "the simulator process died")))
+                    record_waiter.set_exception(SimulatorCrashed(report.get("detail", "the simulator process died"),
+                                                                 report.get("cause", "simulator crashed")))
             elif kind in ("refused", "error"):
                 for reply_waiter in self._replies.values():
                     if not reply_waiter.done():

@@ -190,7 +190,7 @@ class LocalShowdown:
 
     def __init__(self, port: int | None = None, sim_processes: int = 1, log_path: Path | None = None,
                  startup_timeout: float = 60.0, launch_prefix: Sequence[str] = (),
-                 saved_formats: Path | Literal["installed"] | None = "installed") -> None:
+                 saved_formats: Path | Literal["installed"] | None = "installed", simulator_timeout: float = 30.0) -> None:
         self.requested_port = port
         #: A command the server is started under (e.g. ``nice -n 5``, or ``strace`` in a test).
         self.launch_prefix = tuple(launch_prefix)
@@ -200,6 +200,9 @@ class LocalShowdown:
         #: The saved list of formats the server sends each connection: the install's, a file's, or None (Showdown
         #: builds its own at the first connection, about 2 s of CPU).
         self.saved_formats = saved_formats
+        #: Seconds a simulator process may leave the plugin's question unanswered before the plugin kills it as hung
+        #: (its games are voided at once, and Showdown starts another): a run gives its liveness time-out.
+        self.simulator_timeout = simulator_timeout
         self.admin_token = secrets.token_hex(16)
         self.process: subprocess.Popen[bytes] | None = None
         #: This server's own Showdown root (:mod:`pokebench.showdown.state`), removed when it stops.
@@ -250,7 +253,7 @@ class LocalShowdown:
 
     def _start_on(self, port: int) -> ServerAddress:
         env = node_env(POKEBENCH_ADMIN_TOKEN=self.admin_token, POKEBENCH_SIM_PROCESSES=str(self.sim_processes),
-                       POKEBENCH_PARENT_PID=str(os.getpid()))
+                       POKEBENCH_PARENT_PID=str(os.getpid()), POKEBENCH_SIMULATOR_TIMEOUT=f"{self.simulator_timeout:g}")
         listed = format_list.installed_path() if self.saved_formats == "installed" else self.saved_formats
         if listed is not None and listed.is_file():
             env["POKEBENCH_FORMAT_LIST"] = str(listed)

@@ -157,8 +157,11 @@ function watchSimulator(battle, reg) {
 		reg.crashReported = true;
 		running.delete(reg.game_id);
 		const owner = ownerOf(reg);
-		const detail = `the simulator process ${child.pid} died (${signal || `exit code ${code}`})`;
-		if (owner) owner.send(`|pokebench|crashed|${JSON.stringify({game_id: reg.game_id, detail})}`);
+		const silent = hungSimulators.get(child);
+		const [cause, detail] = silent ?
+			['simulator hung', `the simulator process ${child.pid} answered nothing in ${silent} s and was killed`] :
+			['simulator crashed', `the simulator process ${child.pid} died (${signal || `exit code ${code}`})`];
+		if (owner) owner.send(`|pokebench|crashed|${JSON.stringify({game_id: reg.game_id, cause, detail})}`);
 		// The battle can never end now: close its room, so that its players are free for the
 		// game's replay (a client that is still "in" the dead battle would never accept a new one).
 		setImmediate(() => {
@@ -180,6 +183,55 @@ function watchSimulator(battle, reg) {
 		child.removeListener('disconnect', onDisconnect);
 	};
 }
+
+/**
+ * A simulator process that hangs (stopped, or stuck in one battle) answers nothing, and Showdown gives each new
+ * battle to the process with the fewest: as the harness voids a hung process's stalled games its count falls to 0,
+ * so it is given every new battle, and a run stalls game after game (a bots run with one of its two simulator
+ * processes SIGSTOPped stored no game in the 15 minutes after). So the plugin asks each simulator process a
+ * question every second (Showdown's own EVAL message, answered by any process that runs); one that leaves it
+ * unanswered for POKEBENCH_SIMULATOR_TIMEOUT seconds (the harness's liveness time-out) is killed. Its games are
+ * then voided at once (watchSimulator), and Showdown starts another process in its place.
+ */
+const SimulatorProcesses = require('../room-battle').PM;
+const SIMULATOR_TIMEOUT_MS = 1000 * (Number(process.env.POKEBENCH_SIMULATOR_TIMEOUT) || 30);
+const PROBE_EVERY_MS = Math.min(1000, SIMULATOR_TIMEOUT_MS / 4);
+const PROBE = 'EVALpokebench-probe';
+/** child process -> {asked: when the question it has not answered yet was asked (0: none)}. */
+const probes = new WeakMap();
+/** child process -> the seconds it was given, for those killed as hung (watchSimulator's report says so). */
+const hungSimulators = new WeakMap();
+let lastProbe = Date.now();
+
+function probeSimulators() {
+	const now = Date.now();
+	// This process itself was stopped or busy meanwhile: the answers may be waiting unread, so start the clocks again.
+	const wasAway = now - lastProbe > 3 * PROBE_EVERY_MS;
+	lastProbe = now;
+	for (const wrapper of SimulatorProcesses.processes) {
+		const child = wrapper.getProcess();
+		if (!child || !child.connected || hungSimulators.has(child)) continue;
+		let probe = probes.get(child);
+		if (!probe) {
+			probe = {asked: 0};
+			probes.set(child, probe);
+			child.on('message', message => {
+				if (message === `${PROBE}\n0`) probe.asked = 0;
+			});
+		}
+		if (probe.asked && wasAway) probe.asked = now;
+		if (!probe.asked) {
+			probe.asked = now;
+			child.send(`${PROBE}\nEVAL\n0`, () => {}); // a process that ended meanwhile: its exit says so
+		} else if (now - probe.asked >= SIMULATOR_TIMEOUT_MS) {
+			const seconds = SIMULATOR_TIMEOUT_MS / 1000;
+			hungSimulators.set(child, seconds);
+			console.error(`PokéBench: the simulator process ${child.pid} answered nothing in ${seconds} s: killed`);
+			child.kill('SIGKILL');
+		}
+	}
+}
+setInterval(probeSimulators, PROBE_EVERY_MS).unref();
 
 /** Hooks one harness battle: timer off, tie at the turn limit, record at the end. */
 function manageBattle(battle, reg) {

@@ -7,7 +7,8 @@ that starts its log-in, the rename of a connection it took over from an earlier 
 ``challstr``; the test wraps the seat's ``_rename``), its challenge or accept, a choice mid-turn, a forced switch, the end of its battle. The
 test adds the moments the harness passes without a player (a game being stored, the server being restarted) by
 wrapping those two methods. At the first moment of the swept phase the fault strikes for real: the server
-SIGSTOPped (until the harness kills it; or paused past the liveness time-out, then going on), the server or its simulator SIGKILLed, the
+SIGSTOPped (until the harness kills it; or paused past the liveness time-out, then going on), the server or its simulator SIGKILLed, its
+simulator SIGSTOPped for good (until the server's plugin kills it as hung), the
 player's websocket torn down without a close frame, or the model endpoint hanging or hanging up on each attempt
 of the next answer. Nothing here changes what the harness does; it only chooses when the fault comes.
 """
@@ -35,8 +36,11 @@ PHASES = ("login", "rename", "challenge", "mid-turn", "forced-switch", "storing"
           "server-restart")
 #: Seconds after which the test continues a hung server that the harness did not kill (and the case fails).
 HANG_BOUND = 60.0
-FAULTS = ("server-hang", "server-pause", "server-killed", "simulator-killed", "websocket-dropped", "harness-dropped",
-          "llm-hangs", "llm-closes")
+FAULTS = ("server-hang", "server-pause", "server-killed", "simulator-killed", "simulator-hang", "websocket-dropped",
+          "harness-dropped", "llm-hangs", "llm-closes")
+#: The faults that kill a simulator process (the hung one is killed by the server's plugin): Showdown starts at most
+#: five in its place in half an hour, so the test gives such a case a fresh server after four.
+SIMULATOR_FAULTS = ("simulator-killed", "simulator-hang")
 
 
 @dataclass
@@ -133,7 +137,7 @@ class Sweep:
         pid = self._server_pid()
         if self.fault == "server-hang":  # stopped until the harness kills it (after HANG_BOUND s the test gives up)
             os.kill(pid, signal.SIGSTOP)
-            threading.Timer(HANG_BOUND, self._not_killed, (pid,)).start()
+            threading.Timer(HANG_BOUND, self._not_killed, (pid, "server")).start()
             self.struck.append(f"server {pid} stopped")
         elif self.fault == "server-pause":  # it goes on by itself: the players' connections to it must not linger
             os.kill(pid, signal.SIGSTOP)
@@ -142,8 +146,8 @@ class Sweep:
         elif self.fault == "server-killed":
             os.kill(pid, signal.SIGKILL)
             self.struck.append(f"server {pid} killed")
-        elif self.fault == "simulator-killed":  # a booting server may not have spawned it yet: as soon as it has
-            threading.Thread(target=self._kill_simulator, args=(pid,), daemon=True).start()
+        elif self.fault in SIMULATOR_FAULTS:  # a booting server may not have spawned it yet: as soon as it has
+            threading.Thread(target=self._strike_simulator, args=(pid,), daemon=True).start()
         elif self.fault == "websocket-dropped":
             # a player renaming a connection it took over is not logged in yet: its own connection is the one
             renaming = self.phase == "rename" and player is not None
@@ -162,19 +166,23 @@ class Sweep:
             assert self.api is not None
             self.api.policy = _spoiled(self, hang_up=self.fault == "llm-closes")  # `struck` says each one spoiled
 
-    def _not_killed(self, pid: int) -> None:
+    def _not_killed(self, pid: int, what: str) -> None:
         if not is_gone(pid):
-            self.missed.append(f"the hung server {pid} was not killed within {HANG_BOUND:g} s")
-            _signal(pid, signal.SIGCONT)
+            self.missed.append(f"the hung {what} {pid} was not killed within {HANG_BOUND:g} s")
+            _signal(pid, signal.SIGKILL if what == "simulator" else signal.SIGCONT)
 
-    def _kill_simulator(self, server_pid: int) -> None:
+    def _strike_simulator(self, server_pid: int) -> None:
+        """Kill the server's simulator processes, or stop them for good (the server must kill them as hung)."""
+        hang = self.fault == "simulator-hang"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             sims = [p for p in descendants(server_pid) if "room-battle.js" in cmdline(p)]
             if sims:
                 for sim in sims:
-                    _signal(sim, signal.SIGKILL)
-                self.struck.append(f"simulator(s) {sims} of server {server_pid} killed")
+                    _signal(sim, signal.SIGSTOP if hang else signal.SIGKILL)
+                    if hang:
+                        threading.Timer(HANG_BOUND, self._not_killed, (sim, "simulator")).start()
+                self.struck.append(f"simulator(s) {sims} of server {server_pid} {'stopped' if hang else 'killed'}")
                 return
             time.sleep(0.02)
 
