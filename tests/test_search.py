@@ -6,12 +6,15 @@ with the engine check's message; the check's own failure messages are tested eve
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -492,6 +495,16 @@ def test_a_decisions_time_is_shared_by_its_samples_searched_workers_at_a_time_un
 
 
 @needs_engine
+def test_a_position_search_as_long_as_the_search_timeout_is_refused_before_any_game():
+    from pokebench.players.search import SearchBot
+
+    SearchBot.preflight(duration_ms=5000, search_timeout=6)
+    with pytest.raises(RuntimeError, match=r"search bot: a position's search \(6000 ms\) would be taken for hung at "
+                                           r"search_timeout=6 s: raise search_timeout"):
+        SearchBot.preflight(duration_ms=6000, search_timeout=6)
+
+
+@needs_engine
 def test_the_searches_of_a_decisions_positions_combine_shares_of_visits_averaged_over_all_the_actions():
     from pokebench.engine.errors import EngineError
     from pokebench.engine.search import StateSearch, combine
@@ -540,6 +553,52 @@ def test_the_near_best_choice_draws_only_actions_within_the_fraction_of_the_best
     for bad in (0, 1.5, -0.2):
         with pytest.raises(ValueError, match="near_best must be"):
             near_best(actions, bad, random.Random(0))
+
+
+@pytest.mark.slow
+@needs_engine
+def test_a_search_worker_stopped_for_good_is_killed_and_replaced_and_its_game_plays_on(showdown):
+    """A worker stopped (as one stuck in the engine would be) holds every later search of the run: the decisions
+    waiting on it fall back once the pool has finished nothing for search_timeout seconds, its workers are killed,
+    and the next decisions search on new ones."""
+    from pokebench.players.search import SearchBot, search_pool
+
+    stopped: list[int] = []
+
+    class StoppingSearchBot(SearchBot):
+        """The search bot, stopping its pool's workers for good at its first decision from turn 3."""
+
+        def state_texts(self, battle: Any, samples: int) -> list[str]:
+            if battle.turn >= 3 and not stopped:  # the workers of the earlier turns' searches
+                for process in list(search_pool(self.workers)._processes.values()):
+                    os.kill(process.pid, signal.SIGSTOP)
+                    stopped.append(process.pid)
+            return super().state_texts(battle, samples)
+
+    def release() -> None:  # without the bot's own check the games would wait on them for ever
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    guard = threading.Timer(60, release)
+    guard.start()
+    try:
+        specs = build_schedule("search", "search-stopped", 1, [("search", "random")])
+        outcomes = results(play(showdown, specs, {**BOTS, "search": functools.partial(
+            StoppingSearchBot, **TEST_BUDGET, search_timeout=2)}))
+    finally:
+        guard.cancel()
+        release()
+    assert stopped
+    failed = []
+    for result in outcomes:
+        side = "p1" if result.spec.p1 == "search" else "p2"
+        decisions = [d for d in result.decisions if d.side == side]
+        failed += [d.extra["engine_error"] for d in decisions if d.extra["engine_error"] is not None]
+        assert any(d.turn > 3 and d.extra["engine_iterations"] for d in decisions)  # searched again after
+    assert failed and all("finished no search in 2 s: taken for hung" in error or "the search worker died" in error
+                          for error in failed), failed
+    assert any("taken for hung" in error for error in failed)
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import random
@@ -45,13 +46,16 @@ from pokebench.player.bench_player import BenchPlayer
 from pokebench.player.decisions import DecisionRecord
 
 if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
-    from pokebench.engine.search import ActionValue, Budget, SearchResult
+    from pokebench.engine.search import ActionValue, Budget, SearchResult, StateSearch
 #: What a run that lists the search bot can do on a machine without the engine.
 WITHOUT_IT = ("Or play the run without the search bot: add '~players.search' matchups=all to the command line "
               "(its other players, all against all).")
 
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+#: When the process's search workers last finished a search (time.monotonic): a pool that finishes none for
+#: longer than a decision's search_timeout while searches wait on it is taken for hung.
+_LAST_SEARCH_DONE = 0.0
 
 
 def search_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
@@ -116,11 +120,61 @@ def is_early(battle: AbstractBattle) -> bool:
 
 
 def _drop_pool(broken: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Forget `broken`: the next search makes new workers. No cancel_futures: with workers dead, Python 3.11's
+    pool thread prints a traceback for each future cancelled under it."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is broken:
             _POOL = None
-    broken.shutdown(wait=False, cancel_futures=True)
+    broken.shutdown(wait=False)
+
+
+def _kill_pool(hung: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill `hung`'s workers (its searches then fail as a broken pool) and forget it."""
+    for process in list((getattr(hung, "_processes", None) or {}).values()):
+        with contextlib.suppress(ProcessLookupError, AttributeError):
+            process.kill()
+    _drop_pool(hung)
+
+
+def _search_done(_: concurrent.futures.Future[Any]) -> None:
+    global _LAST_SEARCH_DONE
+    _LAST_SEARCH_DONE = time.monotonic()
+
+
+async def search_on_pool(pool: concurrent.futures.ProcessPoolExecutor, texts: Sequence[str], budget: Budget,
+                         timeout: float) -> list[StateSearch]:
+    """The searches of `texts` on `pool`, side by side. An EngineError if a worker died, or if the pool finished
+    no search (of any decision of this process) for `timeout` seconds while these waited: a worker stopped or stuck
+    in the engine would hold every later search of the run, so the pool is then killed and replaced."""
+    from pokebench.engine.search import search_text
+
+    started = time.monotonic()
+    futures = [pool.submit(search_text, text, budget) for text in texts]
+    for future in futures:
+        future.add_done_callback(_search_done)
+    waiting = [asyncio.wrap_future(f) for f in futures]
+    try:
+        pending = set(waiting)
+        while pending:
+            _, pending = await asyncio.wait(pending, timeout=min(1.0, timeout))
+            if pending and time.monotonic() - max(_LAST_SEARCH_DONE, started) > timeout:
+                _kill_pool(pool)
+                await asyncio.wait(pending, timeout=10)
+                raise EngineError(f"the search workers finished no search in {timeout:g} s: taken for hung, "
+                                  "killed and replaced")
+        return [w.result() for w in waiting]
+    except concurrent.futures.process.BrokenProcessPool:
+        _drop_pool(pool)
+        raise EngineError("the search worker died") from None
+    except asyncio.CancelledError:
+        for w in waiting:
+            w.cancel()
+        raise
+    finally:
+        for w in waiting:  # read every outcome: no "exception was never retrieved" at exit
+            if w.done() and not w.cancelled():
+                w.exception()
 
 
 class SearchBot(BenchPlayer):
@@ -132,7 +186,7 @@ class SearchBot(BenchPlayer):
 
     def __init__(self, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
                  early_samples: int = 0, near_best: float = 1.0, workers: int | None = None, inference: bool = True,
-                 **kwargs: Any) -> None:
+                 search_timeout: float = 60.0, **kwargs: Any) -> None:
         self.engine = check_engine()
         self.workers = workers or default_workers()
         self.budget = position_budget(iterations, duration_ms, decision_ms, samples, self.workers)
@@ -142,6 +196,7 @@ class SearchBot(BenchPlayer):
         self.early_samples = early_samples or samples
         check_near_best(near_best)
         self.near_best = near_best
+        self.search_timeout = search_timeout
         self.sets = SetTable.load()
         # the evidence the opponent's sets are inferred from (pokebench/engine/inference.py); off: revealed facts alone
         self.evidence = EVIDENCE if inference else frozenset()
@@ -151,7 +206,8 @@ class SearchBot(BenchPlayer):
 
     @classmethod
     def preflight(cls, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
-                  early_samples: int = 0, near_best: float = 1.0, workers: int | None = None, **_: Any) -> None:
+                  early_samples: int = 0, near_best: float = 1.0, workers: int | None = None,
+                  search_timeout: float = 60.0, **_: Any) -> None:
         """Before any game: the engine (Gen 9, Terastallization) and the set table; a RuntimeError says what is wrong."""
         try:
             check_engine()
@@ -159,7 +215,10 @@ class SearchBot(BenchPlayer):
             raise EngineUnavailable(f"{err} {WITHOUT_IT}") from None
         try:
             for count in (samples, early_samples or samples):
-                position_budget(iterations, duration_ms, decision_ms, count, workers or default_workers())
+                budget = position_budget(iterations, duration_ms, decision_ms, count, workers or default_workers())
+                if budget.duration_ms >= 1000 * search_timeout:
+                    raise ValueError(f"a position's search ({budget.duration_ms} ms) would be taken for hung at "
+                                     f"search_timeout={search_timeout:g} s: raise search_timeout")
             check_near_best(near_best)
         except ValueError as err:
             raise RuntimeError(f"search bot: {err}") from None
@@ -183,21 +242,14 @@ class SearchBot(BenchPlayer):
         if len(only) == 1:  # nothing to choose (a recharge turn, one Pokémon left to send in): no search
             self._log(battle, started, only[0], None, None, None)
             return only[0]
-        from pokebench.engine.search import combine, search_text
+        from pokebench.engine.search import combine
 
         failure: str | None = None
         try:
             early = is_early(battle)
             texts = self.state_texts(battle, self.early_samples if early else self.samples)
             budget = self.early_budget if early else self.budget
-            pool = search_pool(self.workers)
-            loop = asyncio.get_running_loop()
-            try:  # each sampled position a task of its own: the pool's workers search them side by side
-                searches = await asyncio.gather(*(loop.run_in_executor(pool, search_text, text, budget)
-                                                  for text in texts))
-            except concurrent.futures.process.BrokenProcessPool:
-                _drop_pool(pool)
-                raise EngineError("the search worker died")
+            searches = await search_on_pool(search_pool(self.workers), texts, budget, self.search_timeout)
             result = combine(searches)
             order, action = self._order(battle, result)
         except EngineError as err:
