@@ -81,7 +81,7 @@ def test_two_servers_from_one_checkout_share_no_writable_file_and_each_start_app
 def test_the_embedded_server_gets_a_simulator_per_cpu_the_process_may_use_not_per_core_of_the_machine():
     cpu = str(min(os.sched_getaffinity(0)))
     child = ("from pathlib import Path; from omegaconf import OmegaConf; from pokebench.play.runner import _server; "
-             "cfg = OmegaConf.create({'server': {'port': None, 'sim_processes': None}}); "
+             "cfg = OmegaConf.create({'server': {'port': None, 'sim_processes': None, 'liveness_timeout': 30}}); "
              "print(_server(cfg, Path('unused.log')).sim_processes)")
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
     pinned = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", child], env=env, capture_output=True,
