@@ -24,12 +24,18 @@ POLL = 0.02
 
 
 def matching_pid(pattern: re.Pattern[str], env: str | None) -> int | None:
-    """The pid of a process (not this one) whose command line, its arguments joined by spaces, matches,
-    with `env` ("NAME=VALUE") among its environment if given."""
+    """The pid of a process (not this one) of this PID namespace whose command line, its arguments joined by
+    spaces, matches, with `env` ("NAME=VALUE") among its environment if given. Other namespaces are left alone:
+    `.ci/run` runs the SLURM and Ray tests at once, the Ray one in a PID namespace of its own that the SLURM one
+    sees into, and both analyse a run named ``split`` (the SLURM test once stopped the Ray test's
+    ``ray job submit ... pokebench analyse split --shard 1/2``, which then waited for ever)."""
+    own = os.readlink("/proc/self/ns/pid")
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
+            if os.readlink(proc / "ns" / "pid") != own:
+                continue
             cmdline = (proc / "cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode()
             if pattern.search(cmdline) and (env is None or env.encode() in (proc / "environ").read_bytes().split(b"\0")):
                 return int(proc.name)
