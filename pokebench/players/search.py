@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import multiprocessing
 import os
 import random
@@ -131,9 +130,8 @@ def _drop_pool(broken: concurrent.futures.ProcessPoolExecutor) -> None:
 
 def _kill_pool(hung: concurrent.futures.ProcessPoolExecutor) -> None:
     """Kill `hung`'s workers (its searches then fail as a broken pool) and forget it."""
-    for process in list((getattr(hung, "_processes", None) or {}).values()):
-        with contextlib.suppress(ProcessLookupError, AttributeError):
-            process.kill()
+    for process in list((hung._processes or {}).values()):  # kill() of one already gone does nothing
+        process.kill()
     _drop_pool(hung)
 
 

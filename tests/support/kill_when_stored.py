@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 POLL = 0.02
+#: This process's PID namespace: only processes of the same one are signalled (`matching_pid`).
+PID_NAMESPACE = os.readlink("/proc/self/ns/pid")
 
 
 def matching_pid(pattern: re.Pattern[str], env: str | None) -> int | None:
@@ -29,12 +31,11 @@ def matching_pid(pattern: re.Pattern[str], env: str | None) -> int | None:
     `.ci/run` runs the SLURM and Ray tests at once, the Ray one in a PID namespace of its own that the SLURM one
     sees into, and both analyse a run named ``split`` (the SLURM test once stopped the Ray test's
     ``ray job submit ... pokebench analyse split --shard 1/2``, which then waited for ever)."""
-    own = os.readlink("/proc/self/ns/pid")
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
-            if os.readlink(proc / "ns" / "pid") != own:
+            if os.readlink(proc / "ns" / "pid") != PID_NAMESPACE:
                 continue
             cmdline = (proc / "cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode()
             if pattern.search(cmdline) and (env is None or env.encode() in (proc / "environ").read_bytes().split(b"\0")):
