@@ -1,6 +1,6 @@
 """Bot games per second through the whole harness, against poke-env's own loop and the raw simulator's ceiling.
 
-    .venv/bin/python benchmarks/bots_throughput.py [--games 200] [--concurrency 8] [--profile N]
+    .venv/bin/python benchmarks/bots_throughput.py [--games 200] [--concurrency 8] [--repeats K] [--profile N]
 
 Harness: Random against Random (and Max-damage against Heuristic) through the arena:
 fresh poke-env players per game (on websockets kept between games), seed registration, the pinned server with one
@@ -15,6 +15,9 @@ harness must beat per turn. It is measured before any harness game, in the proce
 Ceiling: the installed package's ``BattleStream`` with its ``RandomPlayerAI`` on both
 sides, no server, one node process per core, same machine, same run.
 The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
+``--repeats K`` (K > 1): K rounds of ceiling, poke-env's loop and harness one after the other, so that a shared
+machine's changing speed falls on all three alike; the ratios per round, then their median and range. One round
+alone can be 10 % off the next on a 2-core virtual machine.
 ``--profile N``: instead, N games of Random against Random under cProfile, through poke-env's loop and then
 through the harness, each with both threads apart (the main thread: the arena's loop, or the caller of
 ``battle_against``; and poke-env's loop, where every message is parsed and every choice made): their top entries,
@@ -33,6 +36,7 @@ import pstats
 import logging
 import random
 import resource
+import statistics
 import subprocess
 import time
 from dataclasses import dataclass
@@ -224,14 +228,45 @@ def profile(games: int, concurrency: int) -> None:
                   f"{sends / done.games:.1f} socket sends per game\n{text[text.find('ncalls'):].rstrip()}")
 
 
+def ratios(games: int, concurrency: int) -> tuple[float, float]:
+    """One round of the ceiling, poke-env's loop and the harness, Random against Random: the harness's turns per
+    second over the loop's and over the ceiling's."""
+    top = ceiling(games, usable_cpus())
+    loop = poke_env_loop(games, concurrency)
+    arena = harness(games, concurrency, ("random", "random2"))
+    for label, measured in (("ceiling", top), ("poke-env's loop", loop), ("harness", arena)):
+        print(measured.row(f"  {label}"), flush=True)
+    return arena.turns_per_second / loop.turns_per_second, arena.turns_per_second / top.turns_per_second
+
+
+def repeated(games: int, concurrency: int, repeats: int) -> None:
+    """`repeats` rounds; each round's ratios, then their median and range."""
+    print(f"cores: {usable_cpus()}; games per measurement: {games}; harness games in flight: {concurrency}; "
+          f"{repeats} rounds of ceiling, poke-env's loop, harness")
+    rounds = []
+    for index in range(repeats):
+        print(f"round {index + 1}")
+        rounds.append(ratios(games, concurrency))
+        print(f"  harness / poke-env's loop per turn {rounds[-1][0]:.2f}; harness / ceiling per turn {rounds[-1][1]:.2f}",
+              flush=True)
+    for label, values in (("harness / poke-env's loop per turn", [r[0] for r in rounds]),
+                          ("harness / ceiling per turn", [r[1] for r in rounds])):
+        print(f"{label}: median {statistics.median(values):.2f} [{min(values):.2f}, {max(values):.2f}] "
+              f"over {repeats} rounds")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=1, metavar="K",
+                        help="K > 1: K rounds, Random against Random only, and the ratios' median and range")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile N harness games instead")
     args = parser.parse_args()
     if args.profile:
         return profile(args.profile, args.concurrency)
+    if args.repeats > 1:
+        return repeated(args.games, args.concurrency, args.repeats)
     cores = usable_cpus()
     print(f"cores: {cores}; games per measurement: {args.games}; harness games in flight: {args.concurrency}")
     ceiling_1, ceiling_all = ceiling(args.games // 2, 1), ceiling(args.games, cores)
