@@ -168,6 +168,17 @@ def test_a_bots_replay_shows_its_time_per_decision_and_no_model_columns(tmp_path
     assert "(llm-a)" in calls and "(search)" not in calls, calls
     assert "(search)" in mixed.split("<h2>Bot decisions in this game</h2>", 1)[1].split("</table>", 1)[0]
     assert "decided in 76 ms" in mixed and "tokens in 1,002 (cached 800)" in mixed
+    # the games table: no tokens nor re-asks for a game of bots, only the model's calls beside one
+    rows = dict(re.findall(r'data-uid="([0-9a-f]+)">(.*?)</tr>', (out / "games.html").read_text(), re.S))
+    decisions = pd.read_csv(out / "decisions.csv")
+    for game_id, uid in games["uid"].items():
+        tokens, _, reasks = re.findall(r'<td class="num">([^<]*)</td>', rows[uid])[-3:]
+        calls = decisions[(decisions["uid"] == uid) & decisions["model"].notna()]
+        if "llm-a" in game_id:
+            assert tokens == f"{int(calls.input_tokens.sum()):,} / {int(calls.output_tokens.sum()):,}", game_id
+            assert reasks == str(int(calls.reask.sum())), game_id
+        else:
+            assert (tokens, reasks) == ("—", "—"), game_id
 
 
 def test_secrets_never_reach_the_site(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

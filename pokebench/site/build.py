@@ -131,7 +131,10 @@ def _pair_label(grp: pd.DataFrame, a: str, b: str, me: str | None = None) -> str
 
 
 def _game_totals(decisions: pd.DataFrame) -> pd.DataFrame:
-    """Per game (uid): tokens in and out, cost (every call of the game), re-asks and random picks of its answers."""
+    """Per game (uid) in which a model was called: tokens in and out, cost (every call of the game), re-asks and
+    random picks of its answers. A model call's row names its model; the rows of a bot that logs its decisions
+    (the search bot, Foul Play) name none and count nothing here: a game of bots has no row, so no tokens."""
+    decisions = decisions[decisions["model"].notna()] if "model" in decisions.columns else decisions.iloc[0:0]
     if decisions.empty:
         return pd.DataFrame(columns=["input_tokens", "output_tokens", "cost_usd", "reasks", "random_picks"])
     d = decisions.assign(reasks=decisions["reask"].fillna(False).astype(int),
