@@ -25,6 +25,7 @@ from pokebench.results.figures import FIGURE_COLUMNS, per_player_figures
 from pokebench.play.schedule import build_schedule
 from pokebench.results.schema import SCHEMA_VERSION, DecisionRow, TABLES, columns, columns_markdown
 from pokebench.results.store import RunStore
+from pokebench.site.player_facts import player_facts
 from pokebench.results.loading import DECISION_FIXED
 from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 
@@ -179,6 +180,17 @@ def test_a_bots_replay_shows_its_time_per_decision_and_no_model_columns(tmp_path
             assert reasks == str(int(calls.reask.sum())), game_id
         else:
             assert (tokens, reasks) == ("—", "—"), game_id
+
+
+def test_a_bots_page_lists_its_settings_as_played_once() -> None:
+    """The search bot reports the settings it played with (`search`); where the run config says otherwise (its
+    time per decision, unused under an iteration budget), the page says what was played, each setting once."""
+    info = {"player": "search", "kind": "bot", "settings": {
+        "class": "SearchBot", "config.class": "pokebench.players.search.SearchBot", "config.decision_ms": 200,
+        "config.iterations": 2000, "config.early_samples": 0, "config.workers": None, "searches_with_engine": True,
+        "search": {"decision_ms": 0, "iterations": 2000, "early_samples": 1, "seeded": False}}}
+    assert player_facts(info)["other"] == [("decision_ms", "0"), ("early_samples", "1"), ("iterations", "2000"),
+                                           ("searches_with_engine", "yes"), ("seeded", "no"), ("workers", "—")]
 
 
 def test_secrets_never_reach_the_site(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

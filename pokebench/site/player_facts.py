@@ -118,11 +118,17 @@ def player_facts(info: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
     # a counter that was the same in every game is among the settings: it is still a counter
     counted = {**{k: v for k, v in settings.items() if k in _COUNTER_LABELS and isinstance(v, (int, float))},
                **info.get("counters", {})}
-    other: dict[str, str] = {}
+    # a mapping the player reported from its games (the search bot's `search`) is its settings as played: each
+    # entry is shown under its own name, in place of the run config's of that name, which can say otherwise
+    # (a config's 200 ms per decision is unused, 0 as played, when an iteration budget is set)
+    blocks = {key for key, v in settings.items() if isinstance(v, dict) and not key.startswith("config.")} - said
+    played = {name: v for key in sorted(blocks) for name, v in settings[key].items()}
+    other: dict[str, str] = {name: _value(v) for name, v in played.items()}
     for key, v in sorted(settings.items()):
         name = key.removeprefix("config.")
-        if key not in said and name not in said and name not in other and key not in _COUNTER_LABELS:
+        if key not in said | blocks and name not in said and name not in other and key not in _COUNTER_LABELS:
             other[name] = _value(v)
+    other = dict(sorted(other.items()))
     order = list(_COUNTER_LABELS)
     counters = [_counter(k, v) for k, v in sorted(counted.items(), key=lambda kv: (
         order.index(kv[0]) if kv[0] in order else len(order), kv[0])) if k not in _SHOWN_ELSEWHERE]
