@@ -87,20 +87,22 @@ const games = parseInt(process.argv[1], 10);
 
 @dataclass
 class Measured:
-    """One measurement: games, turns and seconds, and the CPU seconds spent by this Python process and by node
-    (the server and its simulators, or the ceiling's processes) meanwhile."""
+    """One measurement: games, turns and seconds, and the CPU seconds spent by this Python process, by its main
+    thread alone (the arena's loop; idle while ``battle_against`` waits) and by node (the server and its
+    simulators, or the ceiling's processes) meanwhile."""
 
     games: int
     turns: int
     seconds: float
     python_cpu: float
     node_cpu: float
+    main_thread_cpu: float = 0.0
 
     def row(self, label: str) -> str:
         rate, per_turn = self.games / self.seconds, 1000 / max(1, self.turns)
         return (f"{label:42s} {rate:6.1f} games/s  {self.turns / max(1, self.games):5.1f} turns/game  "
-                f"{self.turns / self.seconds:6.0f} turns/s  CPU ms/turn: Python {self.python_cpu * per_turn:4.2f}, "
-                f"node {self.node_cpu * per_turn:4.2f}")
+                f"{self.turns / self.seconds:6.0f} turns/s  CPU ms/turn: Python {self.python_cpu * per_turn:4.2f} "
+                f"(main thread {self.main_thread_cpu * per_turn:4.2f}), node {self.node_cpu * per_turn:4.2f}")
 
     @property
     def turns_per_second(self) -> float:
@@ -123,12 +125,15 @@ def tree_cpu(pid: int) -> float:
 
 @contextlib.contextmanager
 def measured_on(server: LocalShowdown, out: list[Measured], turns: Callable[[], tuple[int, int]]) -> Iterator[None]:
-    """Time the block, and the CPU of this process and of `server`'s tree; append the Measured to `out`."""
+    """Time the block, and the CPU of this process, of the calling thread and of `server`'s tree; append the
+    Measured to `out`."""
     assert server.process is not None
-    node, python, start = tree_cpu(server.process.pid), time.process_time(), time.perf_counter()
+    node, python, main = tree_cpu(server.process.pid), time.process_time(), time.thread_time()
+    start = time.perf_counter()
     yield
     seconds = time.perf_counter() - start
-    out.append(Measured(*turns(), seconds, time.process_time() - python, tree_cpu(server.process.pid) - node))
+    out.append(Measured(*turns(), seconds, time.process_time() - python, tree_cpu(server.process.pid) - node,
+                        time.thread_time() - main))
 
 
 def ceiling(games: int, processes: int) -> Measured:
