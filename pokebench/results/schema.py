@@ -61,7 +61,7 @@ class GameRow(_Row):
 
 
 class DecisionRow(_Row):
-    """``decisions.csv``: one row per saved answer of a player that reports its decisions (LLM players), or per decision of a bot that logs its own (the search bot, Foul Play: its action and time, no model fields)."""
+    """``decisions.csv``: one row per saved answer of an LLM player, or per decision of a bot that logs its own."""
 
     uid: str = Field(description="The game's uid (games.csv).")
     game_id: str = Field(description="The game's id in its run.")
