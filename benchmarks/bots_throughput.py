@@ -17,7 +17,8 @@ sides, no server, one node process per core, same machine, same run.
 The last line is ``ratio <harness / ceiling>`` (Random against Random on both sides).
 ``--repeats K`` (K > 1): K rounds of ceiling, poke-env's loop and harness one after the other, so that a shared
 machine's changing speed falls on all three alike; the ratios per round, then their median and range. One round
-alone can be 10 % off the next on a 2-core virtual machine.
+alone can be 10 % off the next on a 2-core virtual machine. From the second round on, poke-env's loop runs in a
+process the harness has played in (its heap frozen by the arena's first game), not as poke-env alone leaves it.
 ``--profile N``: instead, N games of Random against Random under cProfile, through poke-env's loop and then
 through the harness, each with both threads apart (the main thread: the arena's loop, or the caller of
 ``battle_against``; and poke-env's loop, where every message is parsed and every choice made): their top entries,

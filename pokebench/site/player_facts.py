@@ -124,9 +124,10 @@ def player_facts(info: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
     blocks = {key for key, v in settings.items() if isinstance(v, dict) and not key.startswith("config.")} - said
     played = {name: v for key in sorted(blocks) for name, v in settings[key].items()}
     other: dict[str, str] = {name: _value(v) for name, v in played.items()}
+    skipped = said | blocks | set(_COUNTER_LABELS)
     for key, v in sorted(settings.items()):
         name = key.removeprefix("config.")
-        if key not in said | blocks and name not in said and name not in other and key not in _COUNTER_LABELS:
+        if key not in skipped and name not in said and name not in other:
             other[name] = _value(v)
     other = dict(sorted(other.items()))
     order = list(_COUNTER_LABELS)
