@@ -14,10 +14,15 @@ is kept as it is, and the shipped V's path through each game. This script then p
 2. **fitted value functions**: a logistic regression and scikit-learn's HistGradientBoostingClassifier on per-side
    features (each side's HP, Pokémon left, active HP, sleep, status, boosts, hazards, Terastallization left), who
    moves first, and each active's turns to knock the other out at its best move's mean damage (poke-engine's
-   ``calculate_damage``), with `--players` also who plays each side; symmetrised (trained on both sides' views,
+   ``calculate_damage``), each with and without the whole teams' matchups (:func:`team_features`: who wins each
+   one-on-one of the Pokémon left, from a damage table made once per game), with `--players` also who plays each
+   side; symmetrised (trained on both sides' views,
    V = ½ (f(x) + 1 − f(swapped x)), so swapping the sides gives 1 − V); trained on the decision points of the fit
    run's pairs past `--fit-pairs` (team draws of their own); their calibration beside the shipped logistic's;
-3. **several control variates**, under each V: each turn's chance luck split into parts that each weigh to zero,
+3. **each V's own path** through the games: its start's variance per game, and over mirror pairs the chance's
+   and the drift's variance and covariance with the score (what a better win probability knows that the adjustment
+   can use, and what only the deal);
+4. **several control variates**, under each V: each turn's chance luck split into parts that each weigh to zero,
    the outcome's (V averaged over its damage rolls, less the turn's expectation) and the damage roll's (V of the
    roll less that average), each also times functions of the position before the turn (how close V was to ½, how
    many Pokémon are left), and the action term: one weight per part, the least pooled variance over the fit run's
@@ -35,6 +40,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +56,7 @@ from pokebench.analysis.settings import ACTION_WEIGHT
 from pokebench.analysis.value import SideSnapshot, Snapshot, load_value_model
 from pokebench.engine.errors import EngineError, hold_panic_output
 from pokebench.engine.from_showdown import game_positions, position_of_state
+from pokebench.engine.position import Position
 from pokebench.engine.state import build_state
 from pokebench.results.loading import load_runs
 
@@ -57,7 +64,8 @@ FIT_SEEDS = "pokebench-luck-fit"
 PLAYERS = ("noisy-30", "noisy-10", "max-damage", "heuristic")
 MATCHUPS = "[[noisy-30,max-damage],[noisy-10,max-damage],[max-damage,heuristic],[noisy-10,heuristic]]"
 SIDE = 9  # per-side features (SideSnapshot.columns but its active's speed)
-RICH = 2 * SIDE + 3  # rich_features' columns
+TEAM = 3  # per-side features of the whole teams' matchups (team_features)
+RICH = 2 * SIDE + 3 + 2 * TEAM  # rich_features' columns
 NO_KO = 10.0  # turns to knock out when the best move does nothing (or the attacker is down)
 
 
@@ -75,6 +83,78 @@ def _best_damage(state: poke_engine.State) -> tuple[float, float]:
     return best[0], best[1]
 
 
+@dataclass(frozen=True)
+class TeamMatchups:
+    """Every Pokémon of side one against every one of side two, as the game's first position has them (full
+    information): the best mean damage each deals the other with both active (``one[i, j]``: side one's i to side
+    two's j, ``two[j, i]`` the other way), and each one's speed (no boosts)."""
+
+    one: np.ndarray
+    two: np.ndarray
+    speed_one: np.ndarray
+    speed_two: np.ndarray
+    ids_one: tuple[str, ...]
+    ids_two: tuple[str, ...]
+
+    def aligned(self, snap: Snapshot) -> "TeamMatchups":
+        """The same in the order of `snap`'s Pokémon (by id; one whose id changed, a forme, deals and takes none)."""
+        one = [self.ids_one.index(i) if i in self.ids_one else -1 for i in snap.one.ids]
+        two = [self.ids_two.index(i) if i in self.ids_two else -1 for i in snap.two.ids]
+
+        def pick(matrix: np.ndarray, rows: list[int], columns: list[int]) -> np.ndarray:
+            padded = np.pad(matrix, ((0, 1), (0, 1)))  # index −1: the zero row and column
+            return padded[np.ix_(rows, columns)]
+
+        return TeamMatchups(pick(self.one, one, two), pick(self.two, two, one),
+                            np.append(self.speed_one, 0.0)[one], np.append(self.speed_two, 0.0)[two],
+                            snap.one.ids, snap.two.ids)
+
+    @classmethod
+    def of(cls, position: Position) -> "TeamMatchups":
+        n1, n2 = len(position.side_one.mons), len(position.side_two.mons)
+        one, two = np.zeros((n1, n2)), np.zeros((n2, n1))
+        state = build_state(position)
+        for i in range(n1):
+            for j in range(n2):
+                try:
+                    paired = build_state(replace(position, side_one=replace(position.side_one, active=i),
+                                                 side_two=replace(position.side_two, active=j)))
+                except EngineError:
+                    continue
+                one[i, j], two[j, i] = (d * 92.5 / 100 for d in _best_damage(paired))
+        snap = Snapshot.of(state)
+        return cls(one, two, np.array([float(m.speed) for m in state.side_one.pokemon]),
+                   np.array([float(m.speed) for m in state.side_two.pokemon]), snap.one.ids, snap.two.ids)
+
+
+def _beats(hp_a: np.ndarray, hp_b: np.ndarray, damage_ab: np.ndarray, damage_ba: np.ndarray,
+           faster: np.ndarray) -> np.ndarray:
+    """Per row, a × b: whether a's Pokémon i, alive, knocks out b's j, alive, first in a one-on-one at the HP of the
+    row (turns to knock out at the best mean damage; a tie goes to the faster)."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 HP over 0 damage: replaced below
+        a_needs = np.where(damage_ab[None] > 0, np.ceil(hp_b[:, None, :] / damage_ab[None]), np.inf)
+        b_needs = np.where(damage_ba.T[None] > 0, np.ceil(hp_a[:, :, None] / damage_ba.T[None]), np.inf)
+    alive = (hp_a[:, :, None] > 0) & (hp_b[:, None, :] > 0)
+    return alive & np.isfinite(a_needs) & ((a_needs < b_needs) | ((a_needs == b_needs) & faster[None]))
+
+
+def team_features(team: TeamMatchups, hp_one: np.ndarray, hp_two: np.ndarray, trick_room: bool) -> np.ndarray:
+    """Per row, for each side: the share of the other's Pokémon left that one of its own beats one-on-one, the
+    largest share one of its Pokémon beats alone, and the share of all pairs left that it wins."""
+    faster = team.speed_one[:, None] > team.speed_two[None, :]
+    slower = team.speed_one[:, None] < team.speed_two[None, :]
+    if trick_room:
+        faster, slower = slower, faster
+    columns = []
+    for beats, mine, theirs in ((_beats(hp_one, hp_two, team.one, team.two, faster), hp_one, hp_two),
+                                (_beats(hp_two, hp_one, team.two, team.one, slower.T), hp_two, hp_one)):
+        left = np.maximum(1, (theirs > 0).sum(axis=1))
+        pairs = np.maximum(1, (mine > 0).sum(axis=1) * (theirs > 0).sum(axis=1))
+        columns += [beats.any(axis=1).sum(axis=1) / left, beats.sum(axis=2).max(axis=1) / left,
+                    beats.sum(axis=(1, 2)) / pairs]
+    return np.column_stack(columns)
+
+
 def _turns_to_ko(damage: float, attacker: SideSnapshot, hp_attacker: np.ndarray, target: SideSnapshot,
                  hp_target: np.ndarray) -> np.ndarray:
     mean = damage * 92.5 / 100  # the mean roll
@@ -83,10 +163,10 @@ def _turns_to_ko(damage: float, attacker: SideSnapshot, hp_attacker: np.ndarray,
     return np.where((mean > 0) & (hp_attacker[:, attacker.active] > 0), np.minimum(turns, NO_KO), NO_KO)
 
 
-def rich_features(snap: Snapshot, damage: tuple[float, float], hp_one: np.ndarray | None = None,
+def rich_features(snap: Snapshot, damage: tuple[float, float], team: TeamMatchups, hp_one: np.ndarray | None = None,
                   hp_two: np.ndarray | None = None) -> np.ndarray:
     """Per HP row: side one's features, side two's, who moves first (+1 / 0 / −1), the turns each active needs to
-    knock the other out. :func:`swap` gives side two's view."""
+    knock the other out, the teams' matchups (:func:`team_features`). :func:`swap` gives side two's view."""
     hp_one = snap.one.hp[None, :] if hp_one is None else hp_one
     hp_two = snap.two.hp[None, :] if hp_two is None else hp_two
     n = max(len(hp_one), len(hp_two))
@@ -95,7 +175,8 @@ def rich_features(snap: Snapshot, damage: tuple[float, float], hp_one: np.ndarra
     faster = np.where((one[-1] > 0) & (two[-1] > 0), np.sign(one[-1] - two[-1]), 0.0)
     return np.column_stack([*one[:SIDE], *two[:SIDE], -faster if snap.trick_room else faster,
                             _turns_to_ko(damage[0], snap.one, hp_one, snap.two, hp_two),
-                            _turns_to_ko(damage[1], snap.two, hp_two, snap.one, hp_one)])
+                            _turns_to_ko(damage[1], snap.two, hp_two, snap.one, hp_one),
+                            team_features(team.aligned(snap), hp_one, hp_two, snap.trick_room)])
 
 
 def swap(x: np.ndarray) -> np.ndarray:
@@ -103,8 +184,10 @@ def swap(x: np.ndarray) -> np.ndarray:
     side two's, one-hot)."""
     players = x[:, RICH:]
     half = players.shape[1] // 2
+    team = 2 * SIDE + 3
     return np.column_stack([x[:, SIDE:2 * SIDE], x[:, :SIDE], -x[:, 2 * SIDE], x[:, 2 * SIDE + 2],
-                            x[:, 2 * SIDE + 1], players[:, half:], players[:, :half]])
+                            x[:, 2 * SIDE + 1], x[:, team + TEAM:team + 2 * TEAM], x[:, team:team + TEAM],
+                            players[:, half:], players[:, :half]])
 
 
 def _chunk(logs: list[tuple[str, list[str], bool]]) -> dict[str, dict[str, Any]]:
@@ -117,6 +200,10 @@ def _chunk(logs: list[tuple[str, list[str], bool]]) -> dict[str, dict[str, Any]]
     for game in game_positions([(uid, log) for uid, log, _ in logs]):
         points = []
         seen = set()
+        try:
+            team = TeamMatchups.of(position_of_state(game.decisions[0].state, "p1"))
+        except (EngineError, IndexError):
+            continue
         for decision in game.decisions:
             key = (decision.turn, decision.request.get("forceSwitch") is not None)
             if key in seen:
@@ -126,7 +213,7 @@ def _chunk(logs: list[tuple[str, list[str], bool]]) -> dict[str, dict[str, Any]]
                 state = build_state(position_of_state(decision.state, "p1"))
                 snap = Snapshot.of(state)
                 if np.isnan(snap.finished()[0]):
-                    points.append(rich_features(snap, _best_damage(state))[0])
+                    points.append(rich_features(snap, _best_damage(state), team)[0])
             except EngineError:
                 continue
         turns = []
@@ -135,10 +222,10 @@ def _chunk(logs: list[tuple[str, list[str], bool]]) -> dict[str, dict[str, Any]]
                 state, one, two, real = move_turn.position()
                 chance = turn_outcomes(state, one, two, real)
                 before = Snapshot.of(state)
-                pre = rich_features(before, _best_damage(state))[0]
+                pre = rich_features(before, _best_damage(state), team)[0]
             except EngineError:
                 continue
-            rich = [rich_features(o.snapshot, _best_damage(o.state), o.hp_one, o.hp_two) for o in chance.outcomes]
+            rich = [rich_features(o.snapshot, _best_damage(o.state), team, o.hp_one, o.hp_two) for o in chance.outcomes]
             turns.append({
                 "rich": np.vstack(rich).astype(np.float32),
                 "finished": np.concatenate([o.snapshot.finished(o.hp_one, o.hp_two) for o in chance.outcomes]),
@@ -240,6 +327,37 @@ def where_the_variance_is(rows: Rows, pairs: range | None) -> None:
     print("  " + per_pair.cov().mul(1000).round(1).to_string().replace("\n", "\n  "))
 
 
+def path_under(name: str, rows: Rows, model: Any, value: np.ndarray, pairs: range | None) -> None:
+    """A V's own path through the games (its start, the chance it measures, its drift), without the ``--players``
+    one-hot: the variance of each game's start, and over mirror pairs (pooled, centred per matchup, ×1000) the
+    chance's and the drift's variance and covariance with the score."""
+    f = rows.flat
+    v = np.where(np.isnan(f["finished"]), value, f["finished"])
+    turns, n = len(f["turn"]), len(f["uids"])
+    expected = np.bincount(f["row_turn"], weights=f["weight"] * v, minlength=turns)
+    before = model(f["pre"].astype(float))
+    game = f["turn_game"]
+    chance = np.bincount(game, weights=v[f["happened"]] - expected, minlength=n)
+    drift = np.bincount(game, weights=expected - before, minlength=n)
+    start = np.full(n, np.nan)
+    first = pd.Series(np.arange(turns)).groupby(game).min()
+    start[first.index] = before[first.to_numpy()] - 0.5
+    frame = pair_parts(rows, luck_parts(rows, value), pairs)[["matchup", "pair", "y"]]
+    games = rows.games if pairs is None else rows.games[rows.games["pair"].isin(pairs)]
+    games = games[games.groupby(["matchup", "pair"])["uid"].transform("size") == 2]
+    sign = np.where(games["p1"] == games["matchup"].str.split("-vs-").str[0], 1.0, -1.0)
+    index = games["index"].to_numpy()
+    per_pair = pd.DataFrame({"matchup": games["matchup"].to_numpy(), "pair": games["pair"].to_numpy(),
+                             "chance": sign * chance[index], "drift": sign * drift[index]}
+                            ).groupby(["matchup", "pair"], as_index=False).mean().merge(frame, on=["matchup", "pair"])
+    values = per_pair[["y", "chance", "drift"]]
+    c = (values - values.groupby(per_pair["matchup"]).transform("mean")).cov() * 1000
+    print(f"  {name:44s} var(start) per game {np.nanvar(start[index]) * 1000:5.1f}; over pairs: var(score) "
+          f"{c.loc['y', 'y']:.1f}, var(chance) {c.loc['chance', 'chance']:.1f}, cov(score, chance) "
+          f"{c.loc['y', 'chance']:.1f}, var(drift) {c.loc['drift', 'drift']:.1f}, cov(score, drift) "
+          f"{c.loc['y', 'drift']:.1f}")
+
+
 def shipped_features(rich: np.ndarray) -> np.ndarray:
     """The shipped logistic's features (value.FEATURES) from :func:`rich_features`' rows."""
     one, two = rich[:, :SIDE].astype(float), rich[:, SIDE:2 * SIDE].astype(float)
@@ -253,15 +371,20 @@ class Symmetric:
     """A classifier of side one's win on :func:`rich_features`, fitted on both sides' views and averaged over
     them, so that swapping the sides gives 1 − V."""
 
-    def __init__(self, classifier: Any) -> None:
-        self.classifier = classifier
+    def __init__(self, classifier: Any, team: bool = True) -> None:
+        """`team`: whether it reads the teams' matchups (:func:`team_features`)."""
+        self.classifier, self.team = classifier, team
+
+    def _columns(self, x: np.ndarray) -> np.ndarray:
+        return x if self.team else np.delete(x, np.s_[2 * SIDE + 3:RICH], axis=1)
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> "Symmetric":
-        self.classifier.fit(np.vstack([x, swap(x)]), np.concatenate([y, 1 - y]) > 0.5)
+        self.classifier.fit(self._columns(np.vstack([x, swap(x)])), np.concatenate([y, 1 - y]) > 0.5)
         return self
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        return 0.5 * (self.classifier.predict_proba(x)[:, 1] + 1 - self.classifier.predict_proba(swap(x))[:, 1])
+        return 0.5 * (self.classifier.predict_proba(self._columns(x))[:, 1] + 1
+                      - self.classifier.predict_proba(self._columns(swap(x)))[:, 1])
 
 
 def shipped(x: np.ndarray) -> np.ndarray:
@@ -398,12 +521,13 @@ def main() -> None:
     x, y = point_scores(fit, training, args.players)
     print(f"V trained on {len(y)} decision points of {args.fit_run}'s pairs {training.start}-{training.stop - 1}")
     known = " and the players" if args.players else ""
-    models = {
-        "shipped logistic (value_model.json)": shipped,
-        f"logistic, rich features{known}": Symmetric(LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000)).fit(x, y),
-        f"gradient boosting, rich features{known}": Symmetric(HistGradientBoostingClassifier(
+    models: dict[str, Any] = {"shipped logistic (value_model.json)": shipped}
+    for team, label in ((False, ""), (True, " and the teams' matchups")):
+        models[f"logistic, rich features{label}{known}"] = Symmetric(
+            LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000), team).fit(x, y)
+        models[f"gradient boosting, rich features{label}{known}"] = Symmetric(HistGradientBoostingClassifier(
             max_iter=300, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=200, l2_regularization=1.0,
-            random_state=0)).fit(x, y)}
+            random_state=0), team).fit(x, y)
     print(f"\nwhere the variance is: the shipped V's path through the games of {args.fit_run}, pairs 1-{args.fit_pairs}")
     where_the_variance_is(fit, chosen)
     if check:
@@ -422,6 +546,12 @@ def main() -> None:
         values[name] = (_chunked(model, fit, args.players), _chunked(model, check, args.players) if check else None)
         turns = len(fit.flat["turn"]) + (len(check.flat["turn"]) if check else 0)
         print(f"cost of {name}: {(time.process_time() - started) / turns * 1000:.2f} ms CPU per turn")
+    if not args.players:
+        print("\neach V's own path through the games (×1000; the chance alone)")
+        for name, model in models.items():
+            path_under(f"{name}, {args.fit_run} 1-{args.fit_pairs}", fit, model, values[name][0], chosen)
+            if check:
+                path_under(f"{name}, {args.check_run}", check, model, values[name][1], None)
     print("\npooled variance ratio over mirror pairs, raw / adjusted [95 % bootstrap over pairs]; weights: "
           "'shipped' = chance parts 1, action 0.4; 'chance' = action 0; 'fitted' = least variance on the fit pairs")
     print("  parts: " + ", ".join(f"{p}×{b or 1}" for p, b in PARTS) + ", action")
