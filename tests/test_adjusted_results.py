@@ -14,7 +14,7 @@ import pytest
 
 from pokebench.results.figures import ADJUSTED_COLUMNS, compute_results
 from pokebench.results.loading import load_runs
-from pokebench.results.luck_gain import LUCK_GAIN_COLUMNS
+from pokebench.results.luck_gain import LUCK_GAIN_COLUMNS, luck_gain
 from pokebench.results.ratings import LUCK_COLUMNS
 from pokebench.results.reading import read_table
 from pokebench.results.schema import RatingRow
@@ -149,3 +149,17 @@ def test_pairs_say_what_the_adjustment_did_per_matchup_as_computed_by_hand(data)
         assert plain[list(LUCK_GAIN_COLUMNS)].isna().all().all()
         pd.testing.assert_frame_equal(plain.drop(columns=list(LUCK_GAIN_COLUMNS)),
                                       results.pairs.drop(columns=list(LUCK_GAIN_COLUMNS)))
+
+
+def test_a_matchup_whose_results_did_not_vary_has_no_variance_ratio() -> None:
+    """One side won every game: the raw pair scores have no variance, so a ratio (0, whatever trace of luck was
+    measured) would say the adjustment made things infinitely worse. It is left empty, with its interval; the
+    luck columns stay."""
+    pairs = pd.DataFrame({"matchup": ["a-vs-b"] * 4 + ["c-vs-d"] * 4, "run": "r", "pair": [1, 2, 3, 4] * 2,
+                          "raw": [1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.0, 0.5],
+                          "adjusted": [0.98, 1.01, 1.03, 0.99, 0.9, 0.55, 0.1, 0.45]})
+    gain = luck_gain(pairs, n_bootstrap=50).set_index("matchup")
+    assert gain.loc["a-vs-b", "var_raw"] == 0 and gain.loc["a-vs-b", "var_adjusted"] > 0
+    assert gain.loc["a-vs-b", ["variance_ratio", "ratio_lo", "ratio_hi"]].isna().all()
+    np.testing.assert_allclose(gain.loc["a-vs-b", "a_luck_mean"], np.mean([0.02, -0.01, -0.03, 0.01]))
+    assert gain.loc["c-vs-d", "variance_ratio"] == pytest.approx(pairs["raw"][4:].var() / pairs["adjusted"][4:].var())

@@ -110,12 +110,14 @@ def _leaderboard(games: pd.DataFrame, decisions: pd.DataFrame, anchor: str | Non
 
 def luck_gain_lines(games: pd.DataFrame, luck: pd.DataFrame) -> list[str]:
     """What the luck adjustment did on the run's games: per matchup, the variance over mirror pairs raw /
-    adjusted with its interval (``pairs.csv``'s luck columns); nothing without two measured pairs."""
+    adjusted with its interval (``pairs.csv``'s luck columns); nothing without two measured pairs. A matchup
+    whose raw pair scores did not vary has no ratio: it says so."""
     pairs = with_luck_gain(pair_results(games), games, luck)
     rows = [{"matchup": f"{r['player_a']} vs {r['player_b']}", "pairs": int(r["luck_pairs"]),
-             "raw / adjusted": f"{float(r['variance_ratio']):.2f}×",
+             "raw / adjusted": f"{float(r['variance_ratio']):.2f}×" if pd.notna(r["variance_ratio"])
+             else "— (raw did not vary)",
              "95% interval": "—" if pd.isna(r["ratio_lo"]) else f"[{float(r['ratio_lo']):.2f}, {float(r['ratio_hi']):.2f}]"}
-            for r in pairs[pairs["variance_ratio"].notna()].to_dict("records")]
+            for r in pairs[pairs["variance_ratio"].notna() | (pairs["var_raw"] == 0)].to_dict("records")]
     if not rows:
         return []
     head = "Luck adjustment: variance over mirror pairs, raw / adjusted (above 1: fewer games for the same interval):"

@@ -48,7 +48,9 @@ def pair_scores(games: pd.DataFrame, luck: pd.DataFrame, first: dict[str, str]) 
 def luck_gain(pairs: pd.DataFrame, n_bootstrap: int = 200, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
     """Per matchup of :func:`pair_scores`' rows: :data:`LUCK_GAIN_COLUMNS`. The variances are over pairs
     (ddof 1), the intervals percentiles of `n_bootstrap` resamples of the pairs (seeded; NaN with fewer than
-    three pairs, or none where a resample has no variance left to divide by)."""
+    three pairs, or none where a resample has no variance left to divide by). Where A's raw pair scores did not
+    vary (one side won every game) the ratio and its interval are NaN: there was no variance to remove, and a
+    ratio of 0 would call a trace of measured luck infinitely worse."""
     rng = np.random.default_rng(seed)
     tail = [(1 - ci) / 2 * 100, (1 + ci) / 2 * 100]
     rows: list[dict[str, Any]] = []
@@ -59,12 +61,12 @@ def luck_gain(pairs: pd.DataFrame, n_bootstrap: int = 200, seed: int = 0, ci: fl
         var_raw = var_adjusted = ratio = ratio_lo = ratio_hi = luck_lo = luck_hi = math.nan
         if n >= 2:
             var_raw, var_adjusted = float(raw.var(ddof=1)), float(adjusted.var(ddof=1))
-            ratio = var_raw / var_adjusted if var_adjusted > 0 else math.nan
+            ratio = var_raw / var_adjusted if var_adjusted > 0 and var_raw > 0 else math.nan
         if n >= 3 and n_bootstrap > 0:
             picks = rng.integers(0, n, size=(n_bootstrap, n))
             luck_lo, luck_hi = np.percentile(luck[picks].mean(axis=1), tail)
             resampled = adjusted[picks].var(axis=1, ddof=1)
-            if (resampled > 0).all():
+            if (resampled > 0).all() and var_raw > 0:
                 ratio_lo, ratio_hi = np.percentile(raw[picks].var(axis=1, ddof=1) / resampled, tail)
         rows.append({"matchup": matchup, "luck_pairs": n, "var_raw": var_raw, "var_adjusted": var_adjusted,
                      "variance_ratio": ratio, "ratio_lo": ratio_lo, "ratio_hi": ratio_hi,

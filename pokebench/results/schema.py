@@ -295,7 +295,9 @@ class PairRow(_Row):
     var_adjusted: float | None = Field(description="The same of A's luck-adjusted pair score (luck.csv).")
     variance_ratio: float | None = Field(description="var_raw / var_adjusted: how many times fewer games the "
                                                      "adjusted score needs for the same interval in this matchup "
-                                                     "(below 1: the adjustment added noise here).")
+                                                     "(below 1: the adjustment added noise here); empty with "
+                                                     "fewer than two pairs, or where var_raw is 0 (one side won "
+                                                     "every game: no variance to remove).")
     ratio_lo: float | None = Field(description="Lower end of variance_ratio's interval (percentile bootstrap over "
                                                "the pairs, the ratings' level and seed; empty under 3 pairs).")
     ratio_hi: float | None = Field(description="Upper end of variance_ratio's interval.")
