@@ -180,6 +180,12 @@ def test_a_bots_replay_shows_its_time_per_decision_and_no_model_columns(tmp_path
             assert reasks == str(int(calls.reask.sum())), game_id
         else:
             assert (tokens, reasks) == ("—", "—"), game_id
+    # the leaderboard: the search bot saved no model's answers, whatever decisions it logged; the model did
+    ratings = pd.read_csv(out / "ratings.csv").set_index("player")
+    assert pd.isna(ratings.loc["search", "answers"]) and ratings.loc["llm-a", "answers"] > 0
+    leaderboard = (out / "index.html").read_text().split("</table>", 1)[0]
+    search_row = leaderboard.split('players/search.html', 1)[1].split("</tr>", 1)[0]
+    assert 'colspan="4">no model answers</td>' in search_row, search_row
 
 
 def test_a_bots_page_lists_its_settings_as_played_once() -> None:
@@ -215,12 +221,12 @@ def test_per_player_figures_follow_the_method() -> None:
                           "winner": ["p1", "p1", "tie"]})
     dec = pd.DataFrame([
         # g1: an answer without a legal action, its re-ask; a refused choice; a normal answer
-        dict(game_id="g1", player="llm", side="p1", decision=1, output_tokens=50, reasoning_tokens=40, cost_usd=0.01, latency_s=1.0, reask=False, random_pick=False),
-        dict(game_id="g1", player="llm", side="p1", decision=1, output_tokens=150, reasoning_tokens=100, cost_usd=0.03, latency_s=3.0, reask=True, random_pick=False),
-        dict(game_id="g2", player="llm", side="p2", decision=1, output_tokens=100, reasoning_tokens=0, cost_usd=0.02, latency_s=2.0, reask=False, random_pick=False),
+        dict(game_id="g1", player="llm", model="m", side="p1", decision=1, output_tokens=50, reasoning_tokens=40, cost_usd=0.01, latency_s=1.0, reask=False, random_pick=False),
+        dict(game_id="g1", player="llm", model="m", side="p1", decision=1, output_tokens=150, reasoning_tokens=100, cost_usd=0.03, latency_s=3.0, reask=True, random_pick=False),
+        dict(game_id="g2", player="llm", model="m", side="p2", decision=1, output_tokens=100, reasoning_tokens=0, cost_usd=0.02, latency_s=2.0, reask=False, random_pick=False),
         # a random pick after failed answers: no usage saved
-        dict(game_id="g2", player="llm", side="p2", decision=2, output_tokens=np.nan, reasoning_tokens=np.nan, cost_usd=np.nan, latency_s=np.nan, reask=False, random_pick=True),
-        dict(game_id="gX", player="llm", side="p1", decision=1, output_tokens=10**6, cost_usd=99.0, latency_s=99.0),  # not a finished game
+        dict(game_id="g2", player="llm", model="m", side="p2", decision=2, output_tokens=np.nan, reasoning_tokens=np.nan, cost_usd=np.nan, latency_s=np.nan, reask=False, random_pick=True),
+        dict(game_id="gX", player="llm", model="m", side="p1", decision=1, output_tokens=10**6, cost_usd=99.0, latency_s=99.0),  # not a finished game
     ])
     fig = per_player_figures(games, dec).set_index("player")
     assert fig.loc["llm", ["games", "wins", "ties", "losses"]].tolist() == [3, 1, 1, 1]
@@ -233,7 +239,7 @@ def test_per_player_figures_follow_the_method() -> None:
     assert fig.loc["llm", "random_pick_rate"] == pytest.approx(1 / 3)  # of 3 decisions (4 answers)
     assert fig.loc["bot", list(FIGURE_COLUMNS)].isna().all()
     # every answer names no legal action: 3 answers then a random pick, for each of 2 decisions
-    empty = pd.DataFrame([dict(game_id="g1", player="llm", side="p1", decision=d, reask=a > 0, random_pick=a == 2)
+    empty = pd.DataFrame([dict(game_id="g1", player="llm", model="m", side="p1", decision=d, reask=a > 0, random_pick=a == 2)
                           for d in (1, 2) for a in range(3)])
     rates = per_player_figures(games, empty).set_index("player")
     assert rates.loc["llm", "random_pick_rate"] == 1.0 and rates.loc["llm", "reask_rate"] == pytest.approx(4 / 6)

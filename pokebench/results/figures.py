@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.plugins import TABLE_PLUGINS, load_plugins
-from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing
+from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing, model_calls
 from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.ratings import (INTERVAL_RULE, LUCK_COLUMNS, RANK_RULE, RatingsError, fit_ratings, head_to_head,
                                        luck_figures, with_luck)
@@ -101,7 +101,8 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
                        players: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Per player: games, wins, ties, losses, win_rate and the figures of method section 7.
 
-    - ``answers``: saved answers (decisions rows; re-asks and refused choices included);
+    - ``answers``: saved answers of a model (decisions rows of model calls; re-asks and refused choices included;
+      a bot's own decision records, the search bot's, are not answers);
     - ``cost_total``: the player's total ``cost_usd`` over its finished games (refinement
       calls included; NaN if an answer with usage has no cost); ``cost_per_game`` divides it
       by the games: the cost of one side of one game;
@@ -141,7 +142,8 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
             cost, all_out = _col(rows, "cost_usd"), _col(rows, "output_tokens")  # refiner calls are spend too
             if "kind" in rows.columns:  # ...but only answers are decisions (not a refinement or a consultation)
                 rows = rows[rows["kind"].map(is_missing)]
-            out.loc[player, "answers"] = len(rows)
+            if len(model_calls(rows)):  # a bot's own decision records (the search bot's) are no model's answers
+                out.loc[player, "answers"] = len(model_calls(rows))
             if cost.notna().any() and not (cost.isna() & all_out.notna()).any():
                 out.loc[player, "cost_total"] = cost.sum()  # an answer with usage but no price: unknown
                 out.loc[player, "cost_per_game"] = float(cost.sum()) / len(games_of[player])

@@ -29,7 +29,7 @@ from pokebench.results.schema import DecisionRow, GameRow, RunInfo, columns
 from pokebench.results.store import RunStore, StoreError, run_stores
 
 __all__ = ["PublishError", "RunData", "load_runs", "check_publishable", "game_uid", "safe_name", "to_utc_z",
-           "decision_row", "partial_reasons", "is_missing"]
+           "decision_row", "partial_reasons", "is_missing", "MODEL_CALL_FIELDS", "is_bot_row", "model_calls"]
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 SHARD_FILE = re.compile(r"shard-(\d+)-of-(\d+)\.sqlite$")
@@ -64,6 +64,20 @@ def game_uid(row: dict[str, Any], record: dict[str, Any]) -> str:
 def is_missing(value: Any) -> bool:
     """Whether a cell holds no value: None, NaN or pandas' NA."""
     return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+#: What a model's call fills in a decisions.csv row and a bot's own record (the search bot's, Foul Play's) leaves empty.
+MODEL_CALL_FIELDS = ("model", "input_tokens", "output_tokens")
+
+
+def is_bot_row(row: dict[str, Any]) -> bool:
+    """A decision no model answered (a bot's own record, e.g. the search bot's or Foul Play's): no model, no tokens."""
+    return all(is_missing(row.get(key)) for key in MODEL_CALL_FIELDS)
+
+
+def model_calls(decisions: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `decisions` that a model answered (:func:`is_bot_row`'s complement, on a frame)."""
+    return decisions[decisions.reindex(columns=list(MODEL_CALL_FIELDS)).notna().any(axis=1)]
 
 
 def decision_row(record: DecisionRecord, idx: int, uid: str, game_id: str, run: str) -> dict[str, Any]:

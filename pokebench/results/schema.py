@@ -235,8 +235,9 @@ class RatingRow(_Row):
     ties: int = Field(description="Ties.")
     losses: int = Field(description="Losses.")
     win_rate: float = Field(description="(wins + ties / 2) / games.")
-    answers: int | None = Field(description="Saved answers (re-asks and refused choices included); empty for "
-                                            "players that report no decisions.")
+    answers: int | None = Field(description="Saved answers of a model (re-asks and refused choices included); "
+                                            "empty for players that call no model (a bot's own decision records, "
+                                            "the search bot's, are not answers).")
     cost_total: float | None = Field(description="Total spend of the player over its games, USD at list prices "
                                                  "(refinement calls included).")
     cost_per_game: float | None = Field(description="cost_total / games: the cost of one side of one game.")

@@ -38,7 +38,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from pokebench.analysis.quality import BLUNDER_THRESHOLD
 from pokebench.plugins import PAGE_PLUGINS, load_plugins
-from pokebench.results.loading import safe_name
+from pokebench.results.loading import model_calls, safe_name
 from pokebench.results.ratings import expected_score
 from pokebench.results.reading import load_results, read_meta
 from pokebench.results.schema import Meta
@@ -46,8 +46,8 @@ from pokebench.site import format as fmt
 from pokebench.site.luck import SWING_THRESHOLD, win_graph
 from pokebench.site.player_facts import player_facts
 from pokebench.site.plots import plot_cost, plot_ratings, plot_value_calibration, save_svg
-from pokebench.site.replay import (MODEL_CALL_FIELDS, answers_by_turn, quality_by_turn, script_text, side_totals,
-                                   team_sheet, team_states, text_turns, viewer_log)
+from pokebench.site.replay import (answers_by_turn, quality_by_turn, script_text, side_totals, team_sheet,
+                                   team_states, text_turns, viewer_log)
 
 __all__ = ["build_site", "check_site_inputs", "register_page", "SitePages", "SiteError", "VIEWER_URL", "EXTRA_PAGES"]
 
@@ -133,8 +133,8 @@ def _pair_label(grp: pd.DataFrame, a: str, b: str, me: str | None = None) -> str
 def _game_totals(decisions: pd.DataFrame) -> pd.DataFrame:
     """Per game (uid) in which a model was called: tokens in and out, cost (every call of the game), re-asks and
     random picks of its answers. The rows of a bot that logs its decisions (the search bot, Foul Play: no model, no
-    tokens, :func:`~pokebench.site.replay.is_bot_row`) count nothing here: a game of bots has no row."""
-    decisions = decisions[decisions.reindex(columns=list(MODEL_CALL_FIELDS)).notna().any(axis=1)]
+    tokens, :func:`~pokebench.results.loading.is_bot_row`) count nothing here: a game of bots has no row."""
+    decisions = model_calls(decisions)
     if decisions.empty:
         return pd.DataFrame(columns=["input_tokens", "output_tokens", "cost_usd", "reasks", "random_picks"])
     d = decisions.assign(reasks=decisions["reask"].fillna(False).astype(int),

@@ -6,10 +6,10 @@ import json
 import re
 from typing import Any, Iterable
 
-from pokebench.results.loading import is_missing
+from pokebench.results.loading import is_bot_row, is_missing
 
 __all__ = ["split_turns", "text_turns", "viewer_log", "script_text", "team_sheet", "answers_by_turn",
-           "quality_by_turn", "team_states", "side_totals", "is_bot_row", "MODEL_CALL_FIELDS"]
+           "quality_by_turn", "team_states", "side_totals"]
 
 TURN_RE = re.compile(r"^\s*== Turn (\d+) ==\s*$")
 
@@ -118,15 +118,6 @@ def team_states(log: list[str], teams: dict[str, Any]) -> dict[int | str, dict[s
             m["species"] = parts[3].split(",")[0]
     states["end"] = snapshot()
     return states
-
-
-#: What a model's call fills in a decisions.csv row and a bot's own record (the search bot's, Foul Play's) leaves empty.
-MODEL_CALL_FIELDS = ("model", "input_tokens", "output_tokens")
-
-
-def is_bot_row(row: dict[str, Any]) -> bool:
-    """A decision no model answered (a bot's own record, e.g. the search bot's or Foul Play's): no model, no tokens."""
-    return all(is_missing(row.get(key)) for key in MODEL_CALL_FIELDS)
 
 
 def side_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
