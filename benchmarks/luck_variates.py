@@ -309,15 +309,36 @@ def with_players(rows: Rows, x: np.ndarray, game: np.ndarray) -> np.ndarray:
     return np.column_stack([x, *[(players[side] == p).to_numpy(float) for side in ("p1", "p2") for p in PLAYERS]])
 
 
+def in_pairs(rows: Rows, pairs: range | None) -> pd.DataFrame:
+    """The games of `pairs` (all: None)."""
+    return rows.games if pairs is None else rows.games[rows.games["pair"].isin(pairs)]
+
+
+def paired(games: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The games whose mirror pair has both games here, +1 / −1 where side one is / is not the matchup's first
+    player, and side one's score."""
+    games = games[games.groupby(["matchup", "pair"])["uid"].transform("size") == 2]
+    sign = np.where(games["p1"] == games["matchup"].str.split("-vs-").str[0], 1.0, -1.0)
+    score = np.where(games["winner"] == "p1", 1.0, np.where(games["winner"] == "p2", 0.0, 0.5))
+    return games, sign, score
+
+
+def first_player_pairs(rows: Rows, pairs: range | None, per_game: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Per complete mirror pair: its matchup, the first player's mean score ``y`` and the mean of each of
+    `per_game`'s side-one sums (indexed by game), from the first player's side."""
+    games, sign, score = paired(in_pairs(rows, pairs))
+    index = games["index"].to_numpy()
+    frame = pd.DataFrame({"matchup": games["matchup"].to_numpy(), "pair": games["pair"].to_numpy(),
+                          "y": np.where(sign > 0, score, 1 - score),
+                          **{name: sign * column[index] for name, column in per_game.items()}})
+    return frame.groupby(["matchup", "pair"], as_index=False).mean()
+
+
 def where_the_variance_is(rows: Rows, pairs: range | None) -> None:
     """The covariance over mirror pairs (pooled, centred per matchup) of the first player's score with the shipped
     V's path through its games (:data:`PATH`): what the adjusted score keeps is everything but the chance and 0.4
     of the action term."""
-    games = rows.games if pairs is None else rows.games[rows.games["pair"].isin(pairs)]
-    games = games.dropna(subset=list(PATH))
-    games = games[games.groupby(["matchup", "pair"])["uid"].transform("size") == 2]
-    sign = np.where(games["p1"] == games["matchup"].str.split("-vs-").str[0], 1.0, -1.0)
-    score = np.where(games["winner"] == "p1", 1.0, np.where(games["winner"] == "p2", 0.0, 0.5))
+    games, sign, score = paired(in_pairs(rows, pairs).dropna(subset=list(PATH)))
     frame = pd.DataFrame({"score − ½": score - 0.5, **{name: games[name].to_numpy() for name in PATH[:-1]},
                           "end": score - games["end"].to_numpy(), "action": games["action"].to_numpy()})
     frame = frame.mul(sign, axis=0).assign(matchup=games["matchup"].to_numpy(), pair=games["pair"].to_numpy())
@@ -342,16 +363,10 @@ def path_under(name: str, rows: Rows, model: Any, value: np.ndarray, pairs: rang
     start = np.full(n, np.nan)
     first = pd.Series(np.arange(turns)).groupby(game).min()
     start[first.index] = before[first.to_numpy()] - 0.5
-    frame = pair_parts(rows, luck_parts(rows, value), pairs)[["matchup", "pair", "y"]]
-    games = rows.games if pairs is None else rows.games[rows.games["pair"].isin(pairs)]
-    games = games[games.groupby(["matchup", "pair"])["uid"].transform("size") == 2]
-    sign = np.where(games["p1"] == games["matchup"].str.split("-vs-").str[0], 1.0, -1.0)
-    index = games["index"].to_numpy()
-    per_pair = pd.DataFrame({"matchup": games["matchup"].to_numpy(), "pair": games["pair"].to_numpy(),
-                             "chance": sign * chance[index], "drift": sign * drift[index]}
-                            ).groupby(["matchup", "pair"], as_index=False).mean().merge(frame, on=["matchup", "pair"])
+    per_pair = first_player_pairs(rows, pairs, {"chance": chance, "drift": drift})
     values = per_pair[["y", "chance", "drift"]]
     c = (values - values.groupby(per_pair["matchup"]).transform("mean")).cov() * 1000
+    index = paired(in_pairs(rows, pairs))[0]["index"].to_numpy()
     print(f"  {name:44s} var(start) per game {np.nanvar(start[index]) * 1000:5.1f}; over pairs: var(score) "
           f"{c.loc['y', 'y']:.1f}, var(chance) {c.loc['chance', 'chance']:.1f}, cov(score, chance) "
           f"{c.loc['y', 'chance']:.1f}, var(drift) {c.loc['drift', 'drift']:.1f}, cov(score, drift) "
@@ -416,24 +431,12 @@ PARTS = (("outcome", None), ("outcome", "close"), ("outcome", "left"), ("roll", 
 def pair_parts(rows: Rows, parts: pd.DataFrame, pairs: range | None = None) -> pd.DataFrame:
     """Per mirror pair (both games valued): its matchup, the first player's mean raw score ``y`` and mean parts
     ``c0``... (:data:`PARTS`, then the action term at weight 1), from the first player's side."""
-    columns = []
-    for part, by in PARTS:
-        term = parts[part] * (parts[by] if by else 1.0)
-        columns.append(np.bincount(parts["game"], weights=term, minlength=len(rows.flat["uids"])))
-    games = rows.games
-    if pairs is not None:
-        games = games[games["pair"].isin(pairs)]
-    games = games[games.groupby(["matchup", "pair"])["uid"].transform("size") == 2]
-    first = games["matchup"].str.split("-vs-").str[0]
-    sign = np.where(games["p1"] == first, 1.0, -1.0)
-    score = np.where(games["winner"] == "p1", 1.0, np.where(games["winner"] == "p2", 0.0, 0.5))
-    frame = pd.DataFrame({"matchup": games["matchup"].to_numpy(), "pair": games["pair"].to_numpy(),
-                          "y": np.where(sign > 0, score, 1 - score)})
-    index = games["index"].to_numpy()
-    for k, column in enumerate(columns):
-        frame[f"c{k}"] = sign * column[index]
-    frame["action"] = sign * games["action"].to_numpy()
-    return frame.groupby(["matchup", "pair"], as_index=False).mean()
+    n = len(rows.flat["uids"])
+    columns = {f"c{k}": np.bincount(parts["game"], weights=parts[part] * (parts[by] if by else 1.0), minlength=n)
+               for k, (part, by) in enumerate(PARTS)}
+    action = np.zeros(n)
+    action[rows.games["index"].to_numpy()] = rows.games["action"].to_numpy()
+    return first_player_pairs(rows, pairs, {**columns, "action": action})
 
 
 def centred(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

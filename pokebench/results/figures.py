@@ -142,8 +142,9 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
             cost, all_out = _col(rows, "cost_usd"), _col(rows, "output_tokens")  # refiner calls are spend too
             if "kind" in rows.columns:  # ...but only answers are decisions (not a refinement or a consultation)
                 rows = rows[rows["kind"].map(is_missing)]
-            if len(model_calls(rows)):  # a bot's own decision records (the search bot's) are no model's answers
-                out.loc[player, "answers"] = len(model_calls(rows))
+            answers = len(model_calls(rows))  # a bot's own decision records (the search bot's) are no model's answers
+            if answers:
+                out.loc[player, "answers"] = answers
             if cost.notna().any() and not (cost.isna() & all_out.notna()).any():
                 out.loc[player, "cost_total"] = cost.sum()  # an answer with usage but no price: unknown
                 out.loc[player, "cost_per_game"] = float(cost.sum()) / len(games_of[player])
