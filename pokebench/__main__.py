@@ -74,7 +74,7 @@ def play(cfg: DictConfig) -> None:
     # Imported here, not at the top: `--help` (answered by Hydra before this runs) needs none of them.
     from pokebench.play.lock import RunLockedError
     from pokebench.play import trajectories
-    from pokebench.play.plan import ConfigError, available_runs, plan_run
+    from pokebench.play.plan import ConfigError, available_runs, check_run_name, plan_run
     from pokebench.play.runner import RunStopped, run
     from pokebench.play.summary import resume_command
     from pokebench.results.store import StoreError, StoreWriteError
@@ -84,10 +84,11 @@ def play(cfg: DictConfig) -> None:
     if chosen is None:
         _fail("choose a run with `+run=NAME`. Available runs: " + ", ".join(available_runs())
               + f".\nExample: {module_command('+run=bots-smoke')}")
-    name = cfg.name or chosen
     signal.signal(signal.SIGTERM, _on_sigterm)
     resume = f"To resume: {resume_command(HydraConfig.get().overrides.task)}"
+    name = chosen
     try:
+        name = check_run_name(chosen if cfg.name in (None, "") else cfg.name)
         estimate = trajectories.spend_before(cfg, name, plan_run)
         if estimate:
             print(estimate, flush=True)

@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 
 from pokebench import paths
 from pokebench.llm.fake_server import LocalOpenAI
-from pokebench.play.plan import ConfigError, available_runs, fingerprint, plan_run
+from pokebench.play.plan import ConfigError, available_runs, check_run_name, fingerprint, plan_run
 from pokebench.players.llm import LLMPlayer
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.results.store import RunStore, StoreError
@@ -107,6 +107,25 @@ def test_a_format_the_pinned_server_cannot_play_is_refused_before_any_game(tmp_p
                           text=True, timeout=180)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
     assert not list(tmp_path.rglob("store.sqlite"))
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("a/b", "Run name 'a/b' cannot be used: a run is one folder of runs/, so its name has no '/'"),
+    ("..", "Run name '..' cannot be used"),
+    ("/tmp/elsewhere", "Choose e.g. name=tmp-elsewhere."),
+    ("true", "'name' must be a text, not True. Quote it"),
+])
+def test_a_run_name_that_is_not_one_folder_is_refused_before_any_game(tmp_path, name, message):
+    """A name with a '/' used to play the whole run into runs/a/b, which publish, analyse and the resume then
+    could not find (and '..' or an absolute path stored it outside runs/); a number crashed with a traceback."""
+    proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=bots-smoke", f"name={name}"], cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_DIR)), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert not list(tmp_path.rglob("*")), "nothing may be written before the name is checked"
+
+
+def test_a_run_named_by_a_number_is_the_folder_of_that_number():
+    assert check_run_name(2026) == "2026" and check_run_name("calibration-50") == "calibration-50"
 
 
 @pytest.mark.server  # the search bot and the ladder read the set table set-up exports

@@ -148,6 +148,21 @@ def check_matchups(matchups: list[tuple[str, str]]) -> None:
         seen[key] = (a, b)
 
 
+def check_run_name(value: object) -> str:
+    """The run's name as text. A run is one folder of runs/, and its name is what publish, analyse and a resume
+    take: not a path."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # name=2026: the folder 2026
+    if not isinstance(value, str):
+        raise ConfigError(f"'name' must be a text, not {value!r}. Quote it: name=\"'{value}'\".")
+    if not value.strip() or value in (".", "..") or any(c in value for c in "/\\\0"):
+        fixed = re.sub(r"[/\\\0]+", "-", value).strip(" .-") or "my-run"
+        raise ConfigError(
+            f"Run name {value!r} cannot be used: a run is one folder of runs/, so its name has no '/' and is not "
+            f"'.' or '..' (pokebench-publish and analyse take that name). Choose e.g. name={fixed}.")
+    return value
+
+
 def check_player_name(name: str) -> None:
     if not PLAYER_NAME_PATTERN.match(name):
         raise ConfigError(
@@ -293,6 +308,7 @@ def fingerprint(cfg: DictConfig, classes: dict[str, type]) -> dict[str, Any]:
 def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     """Check the whole config and list the run's games, before anything is played."""
     check_keys(cfg)
+    check_run_name(run_name)
     try:
         plain_every()  # the environment's progress interval, checked before any game
     except ValueError as err:
