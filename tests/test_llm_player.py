@@ -267,6 +267,15 @@ def test_prompt_sample_prints_the_first_message_and_the_one_at_turn_6(capsys):
     assert "\nSTATE NOW (turn 6)\n" in body
 
 
+def test_prompt_sample_refuses_a_turn_before_the_first_without_playing(capsys):
+    from pokebench.cli import prompt_sample
+
+    with pytest.raises(SystemExit) as refused:
+        prompt_sample.main(["0"])
+    said = capsys.readouterr().err
+    assert refused.value.code == 2 and "turn must be 1 or more" in said and "Playing" not in said
+
+
 # ---- what is read is never redacted; what is written is --------------------------------------------
 
 

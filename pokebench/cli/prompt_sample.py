@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="how the local server answers: 'hashed' (a move picked by a hash of the message) "
                              "or 'first' (always action 1)")
     args = parser.parse_args(argv)
+    if args.turn < 1:  # before the game is played, not after
+        parser.error(f"turn must be 1 or more (a game's first turn is 1), not {args.turn}")
     messages, decisions, record = play_sample_game(args.seed_text, args.side, args.policy)
     parts = []
     if args.system:
