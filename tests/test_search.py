@@ -505,6 +505,21 @@ def test_a_position_search_as_long_as_the_search_timeout_is_refused_before_any_g
 
 
 @needs_engine
+@pytest.mark.parametrize(("settings", "says"), [
+    ({"workers": -2}, "workers must be 1 or more (or null: the cores less one), not -2"),
+    ({"workers": 0}, "workers must be 1 or more"),
+    ({"early_samples": -1}, "early_samples must be 0 (samples throughout) or more, not -1"),
+])
+def test_search_workers_or_early_samples_below_their_range_are_refused_before_any_game(settings, says):
+    """workers=-2 used to pass the plan: every game of the search bot then failed, retry round after retry round,
+    and the run ended asking to be started again."""
+    from pokebench.players.search import SearchBot
+
+    with pytest.raises(RuntimeError, match=re.escape(f"search bot: {says}")):
+        SearchBot.preflight(**settings)
+
+
+@needs_engine
 def test_the_searches_of_a_decisions_positions_combine_shares_of_visits_averaged_over_all_the_actions():
     from pokebench.engine.errors import EngineError
     from pokebench.engine.search import StateSearch, combine

@@ -73,6 +73,15 @@ def default_workers() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
+def search_workers(workers: int | None) -> int:
+    """The config's `workers` (null: :func:`default_workers`); a ValueError for fewer than 1."""
+    if workers is None:
+        return default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be 1 or more (or null: the cores less one), not {workers!r}")
+    return workers
+
+
 def position_budget(iterations: int, duration_ms: int, decision_ms: int, samples: int, workers: int) -> Budget:
     """Each sampled position's search budget: `iterations` if given, else `duration_ms`, else the decision's
     `decision_ms` shared by its `samples` positions, searched `workers` at a time (a ValueError says what is wrong)."""
@@ -186,7 +195,7 @@ class SearchBot(BenchPlayer):
                  early_samples: int = 0, near_best: float = 1.0, workers: int | None = None, inference: bool = True,
                  search_timeout: float = 60.0, **kwargs: Any) -> None:
         self.engine = check_engine()
-        self.workers = workers or default_workers()
+        self.workers = search_workers(workers)
         self.budget = position_budget(iterations, duration_ms, decision_ms, samples, self.workers)
         self.early_budget = position_budget(iterations, duration_ms, decision_ms, early_samples or samples, self.workers)
         self.decision_ms = 0 if iterations or duration_ms else decision_ms
@@ -212,8 +221,10 @@ class SearchBot(BenchPlayer):
         except EngineUnavailable as err:
             raise EngineUnavailable(f"{err} {WITHOUT_IT}") from None
         try:
+            if early_samples < 0:
+                raise ValueError(f"early_samples must be 0 (samples throughout) or more, not {early_samples}")
             for count in (samples, early_samples or samples):
-                budget = position_budget(iterations, duration_ms, decision_ms, count, workers or default_workers())
+                budget = position_budget(iterations, duration_ms, decision_ms, count, search_workers(workers))
                 if budget.duration_ms >= 1000 * search_timeout:
                     raise ValueError(f"a position's search ({budget.duration_ms} ms) would be taken for hung at "
                                      f"search_timeout={search_timeout:g} s: raise search_timeout")
