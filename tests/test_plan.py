@@ -45,6 +45,9 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
     (["stall_timeout=-1"], "'stall_timeout' is a time-out in seconds and must be a positive number, not -1"),
     (["server.liveness_timeout=-5"], "'server.liveness_timeout' is a time-out in seconds"),
     (["retry_rounds=-1"], "'retry_rounds' must be a whole number of at least 0"),
+    (["server.port=99999"], "'server.port' must be the port (1 to 65535) of a PokéBench server already running"),
+    (["server.port=abc"], "'server.port' must be the port (1 to 65535)"),
+    (["server.sim_processes=-1"], "'server.sim_processes' must be 1 or more (or null: one per usable CPU), not -1"),
     (["anchor=nosuch"], "The anchor 'nosuch' is not a player of this run (random, max-damage, heuristic)"),
     (["+players.dict._target_=collections.OrderedDict"], "is not a poke-env Player subclass nor an ExternalCompetitor"),
     (["+players.bad$x._target_=pokebench.players.random_bot.RandomBot"], "Player name 'bad$x' cannot be used"),
@@ -56,6 +59,12 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
       "matchups=[[local,random]]"], "'players.local.model.timeout' is a time-out in seconds"),
     (["+player@players.local=llm", "+model@players.local.model=local", "format=gen9randomdoublesbattle",
       "matchups=[[local,random]]"], "format=gen9randomdoublesbattle cannot be played by every player: local plays only"),
+    (["+player@players.local=llm", "+model@players.local.model=local", "players.local.model.max_in_flight=0",
+      "matchups=[[local,random]]"], "'players.local.model.max_in_flight' must be 1 or more (its games in flight at "
+                                    "once; null: no limit of its own), not 0"),
+    (["+players.fp._target_=pokebench.players.foul_play.adapter.FoulPlay", "+players.fp.max_in_flight=-1",
+      f"+players.fp.command={json.dumps(FOUL_PLAY_STANDIN)}", "matchups=[[fp,random]]"],
+     "'players.fp.max_in_flight' must be 1 or more"),
     (["+player@players.noisy=max_damage_noisy", "players.noisy.epsilon=1.5"],
      "Player 'noisy': epsilon must be a probability from 0 to 1"),
 ])

@@ -148,6 +148,16 @@ def check_matchups(matchups: list[tuple[str, str]]) -> None:
         seen[key] = (a, b)
 
 
+def check_server(server: DictConfig) -> None:
+    """server.port: null (the embedded server) or a TCP port; server.sim_processes: null (one per usable CPU) or 1+."""
+    port, sims = server.port, server.sim_processes
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
+        raise ConfigError(f"'server.port' must be the port (1 to 65535) of a PokéBench server already running, or "
+                          f"null to start the pinned server here, not {port!r}.")
+    if sims is not None and (isinstance(sims, bool) or not isinstance(sims, int) or sims < 1):
+        raise ConfigError(f"'server.sim_processes' must be 1 or more (or null: one per usable CPU), not {sims!r}.")
+
+
 def check_run_name(value: object) -> str:
     """The run's name as text. A run is one folder of runs/, and its name is what publish, analyse and a resume
     take: not a path."""
@@ -256,6 +266,11 @@ def player_factory(name: str, player_cfg: DictConfig,
         raise ConfigError(f"Player '{name}' ({cls.__name__}) takes no option(s) {unknown}; check its conf/player/*.yaml.")
     for key, value in _timeouts(kwargs, f"players.{name}"):
         _positive_seconds(value, key)
+    for key, value in (("max_in_flight", kwargs.get("max_in_flight")),
+                       ("model.max_in_flight", (kwargs.get("model") or {}).get("max_in_flight"))):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ConfigError(f"'players.{name}.{key}' must be 1 or more (its games in flight at once; null: no limit "
+                              f"of its own), not {value!r}.")
     if isinstance(cls, Preflight):
         try:
             cls.preflight(**kwargs)
@@ -319,6 +334,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     retry_rounds = _positive_int(cfg, "retry_rounds", minimum=0)
     _positive_seconds(cfg.stall_timeout, "stall_timeout")
     _positive_seconds(cfg.server.liveness_timeout, "server.liveness_timeout")
+    check_server(cfg.server)
     seed_text = check_seed_text(cfg.seed_text)
     if not isinstance(cfg.format, str) or not cfg.format.strip():
         raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {cfg.format!r}.")
