@@ -53,13 +53,19 @@ def publishing(out_dir: Path) -> Iterator[None]:
     """
     made = [p for p in (out_dir.parent, *out_dir.parent.parents) if not p.exists()]  # deepest first
     path = out_dir.parent / f".{out_dir.name}.publish.lock"
-    fd = lock_file(path, fcntl.LOCK_EX)  # waits for the publish before
-    assert fd is not None, "a blocking lock returns only when held"
+    fd = None
     try:
+        try:
+            fd = lock_file(path, fcntl.LOCK_EX)  # waits for the publish before
+        except OSError as err:
+            raise PublishError(f"cannot write in {out_dir.parent} ({err.strerror}: {path}); choose another "
+                               "--out.") from None
+        assert fd is not None, "a blocking lock returns only when held"
         yield
     finally:
-        path.unlink(missing_ok=True)  # removed while held: nothing is left beside the published folder
-        os.close(fd)
+        if fd is not None:
+            path.unlink(missing_ok=True)  # removed while held: nothing is left beside the published folder
+            os.close(fd)
         for folder in made:  # a refused publish leaves no empty folder it made for its lock
             with contextlib.suppress(OSError):
                 folder.rmdir()

@@ -64,10 +64,14 @@ def lock_file(path: Path, mode: int) -> int | None:
     locked the removed file meanwhile locks the new one. With ``fcntl.LOCK_NB`` in `mode`, None when
     another process holds the lock. The lock is released when the descriptor closes or its process ends.
     """
+    refused = 0  # opens refused with the folder there: a folder that takes no files (/proc), not a race
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except FileNotFoundError:  # the last holder removed the folder it had made for the lock: make it again
+            refused += path.parent.is_dir()
+            if refused > 3:
+                raise
             path.parent.mkdir(parents=True, exist_ok=True)
             continue
         try:

@@ -577,6 +577,15 @@ def test_a_folder_that_is_not_a_site_is_never_replaced(tmp_path: Path) -> None:
     assert snapshot(precious) == {"thesis.tex": b"years of work"}
 
 
+def test_a_folder_that_takes_no_files_is_refused_with_the_fix_not_waited_on(tmp_path: Path) -> None:
+    """--out /proc/x used to spin for ever: the lock beside the site could not be made, and its folder was there."""
+    runs = tmp_path / "runs"
+    make_run(runs, "good", players=BOTS, pairs=1)
+    with pytest.raises(PublishError, match=r"cannot write in /proc \(No such file or directory: "
+                                           r"/proc/\.pokebench-nowhere\.publish\.lock\); choose another --out"):
+        publish(["good"], Path("/proc/pokebench-nowhere"), runs_dir=runs)
+
+
 # ---- reading results back ------------------------------------------------------------------------
 
 def test_load_results_from_site_and_run(runs: Path, tmp_path: Path) -> None:
