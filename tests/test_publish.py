@@ -731,6 +731,17 @@ def test_cost_plot_labels_never_overlap_and_its_cost_axis_starts_at_zero() -> No
     assert not overlapping
 
 
+def test_no_cost_plot_when_every_player_with_a_cost_played_for_free() -> None:
+    """ch-smoke's two local models at $0 drew a column of points on the left edge of an axis up to $0.00012."""
+    from pokebench.site.plots import plot_cost
+
+    ratings = pd.DataFrame({"player": ["local", "ch-local", "max-damage"], "elo": [228, 228, 1000],
+                            "ci_low": [-859, -859, 1000], "ci_high": [1316, 1316, 1000],
+                            "cost_per_game": [0.0, 0.0, None]})
+    assert plot_cost(ratings) is None
+    assert plot_cost(ratings.assign(cost_per_game=[0.0, 0.002, None])) is not None
+
+
 def test_the_decision_record_fills_the_fixed_columns_of_decisions_csv_and_keeps_the_rest_in_extra():
     assert set(DECISION_FIXED) == {"idx", *SHARED_FIELDS}
     record = DecisionRecord.from_dict({"side": "p1", "player": "x", "turn": 3, "sent": "hi"})

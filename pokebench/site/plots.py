@@ -105,15 +105,16 @@ def _spread_labels(ax: "Axes", xs: Sequence[float], ys: Sequence[float], labels:
 
 
 def plot_cost(ratings: pd.DataFrame, ax: "Axes | None" = None) -> Figure | None:
-    """Cost per game against rating for the players with a known cost; None if there are none. The cost axis
-    starts at 0 and the players' names never overlap."""
+    """Cost per game against rating for the players with a known cost; None if there are none, or if every one
+    was free (a local model: a column of points at $0 compares nothing). The cost axis starts at 0 and the
+    players' names never overlap."""
     r = ratings[ratings["cost_per_game"].notna()] if "cost_per_game" in ratings else ratings.iloc[:0]
-    if r.empty:
+    cost = pd.to_numeric(r["cost_per_game"]).clip(lower=0)
+    if not (cost > 0).any():
         return None
     ax = _axes(ax, (7, 4.2))
     lo = (r["elo"] - r["ci_low"]).clip(lower=0).fillna(0)
     hi = (r["ci_high"] - r["elo"]).clip(lower=0).fillna(0)
-    cost = pd.to_numeric(r["cost_per_game"]).clip(lower=0)
     ax.errorbar(cost, r["elo"], yerr=[lo, hi], fmt="o", color="#2f5fb3", ecolor="#8aa5d6")
     ax.set_xlim(0, max(float(cost.max()), 1e-4) * 1.3)
     ax.set_xlabel("cost per game, one side (USD, list prices)")
