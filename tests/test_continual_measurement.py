@@ -383,12 +383,20 @@ def test_no_orphan_version_after_a_kill_between_the_version_and_the_state(api, t
     assert [v.version for v in files.versions()] == [0, 1]
     make_run(tmp_path / "synthetic", "mixed", pairs=1)  # the page sits in a published folder (its navigation)
     root = publish(["mixed"], tmp_path / "site", runs_dir=tmp_path / "synthetic", n_bootstrap=20)
-    versions_table([tmp_path / "run"], ["ch"]).to_csv(root / "harness_versions.csv", index=False)
+    versions = versions_table([tmp_path / "run"], ["ch"])
+    versions.to_csv(root / "harness_versions.csv", index=False)
     edits_table([tmp_path / "run"], ["ch"]).to_csv(root / "harness_edits.csv", index=False)
+    # every refinement's tokens, also of those that made no version (they were "— / —")
+    no_version = [a for a in files.read_state().attempts if not (a["ok"] and a["version"] != a["from_version"])]
+    rows = versions[versions.version.isna()]
+    assert rows.refiner_input_tokens.tolist() == [sum(c["input_tokens"] for c in a["calls"]) for a in no_version]
+    assert rows.refiner_output_tokens.tolist() == [sum(c["output_tokens"] for c in a["calls"]) for a in no_version]
+    assert len(rows) == 2 and (rows.refiner_input_tokens > 0).all()
     page = write_harness_page(SitePages.read(root)).read_text()
     assert "killed refinement" in page and "refinement with no change" in page and "no memory entry" in page
     assert "version 1 (from version 0)" in page and "(kept version 1)" in page
     assert not re.search(r"(version|parent) \d+\.0", page)
+    assert " · refiner 4 call(s)" in page and not re.search(r"\S· refiner", page)  # was "after epoch(s) 3· refiner"
     assert "1 changed nothing (8 edit(s) rejected), 0 failed, 1 killed" in refiner.spend()[1]
 
 

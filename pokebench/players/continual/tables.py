@@ -239,7 +239,6 @@ def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataF
             first_epoch.setdefault(version, int(epoch))
         for snap in files.versions():
             passes = snap.passes or {}
-            tokens = {k: sum(c.get(k) or 0 for c in snap.calls) for k in ("input_tokens", "output_tokens")}
             rows.append({
                 "run": run_dir.name, "player": player, "version": snap.version, "parent": snap.parent,
                 "first_epoch": first_epoch.get(snap.version), "trigger": snap.trigger.get("kind"),
@@ -248,8 +247,7 @@ def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataF
                 "signatures": json.dumps(snap.trigger.get("signatures") or {}, sort_keys=True),
                 **{f"{name}_applied": len((passes.get(name) or {}).get("applied", [])) for name in PASSES},
                 **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", [])) for name in PASSES},
-                "refiner_calls": len(snap.calls), "refiner_input_tokens": tokens["input_tokens"],
-                "refiner_output_tokens": tokens["output_tokens"], "refiner_cost_usd": snap.refiner_cost_usd,
+                **_refiner_calls(snap.calls), "refiner_cost_usd": snap.refiner_cost_usd,
                 "at": snap.at, "harness": snap.harness.model_dump_json(),
                 "learned_from": "; ".join(str(source) for source in snap.learned_from),
             })
@@ -264,10 +262,16 @@ def versions_table(run_dirs: list[Path], harness_players: list[str]) -> pd.DataF
                          **{f"{name}_applied": 0 for name in PASSES},
                          **{f"{name}_rejected": len((passes.get(name) or {}).get("rejected", []))
                             for name in PASSES},
-                         "refiner_calls": len(attempt.get("calls", [])),
+                         **_refiner_calls(attempt.get("calls", [])),
                          "refiner_cost_usd": attempt.get("cost_usd"), "at": attempt.get("at"),
                          "error": attempt.get("error"), "harness": None})
     return _integers(pd.DataFrame(rows), ["version", "parent", "first_epoch"])
+
+
+def _refiner_calls(calls: list[dict[str, Any]]) -> dict[str, int]:
+    """The refiner's calls of a version, or of a refinement that made none: their count and tokens."""
+    return {"refiner_calls": len(calls), "refiner_input_tokens": sum(c.get("input_tokens") or 0 for c in calls),
+            "refiner_output_tokens": sum(c.get("output_tokens") or 0 for c in calls)}
 
 
 def _no_version(attempt: dict[str, Any]) -> str:
