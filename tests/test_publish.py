@@ -188,6 +188,20 @@ def test_a_bots_replay_shows_its_time_per_decision_and_no_model_columns(tmp_path
     assert 'colspan="4">no model answers</td>' in search_row, search_row
 
 
+def test_pages_of_bots_alone_have_no_model_columns(tmp_path: Path) -> None:
+    """A bot's page and a run of bots listed 'Tokens in / out', 'Cost' and 'Re-asks' for every game, all '—'."""
+    make_run(tmp_path / "runs", "bots", players=BOTS)
+    out = publish(["bots"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0)
+    for page in [out / "games.html", *(out / "players").iterdir()]:
+        html = page.read_text()
+        assert "Tokens in / out" not in html and "only-reasks" not in html and "Re-asks" not in html, page
+        assert 'class="games sortable"' in html, page
+    make_run(tmp_path / "runs", "mixed", pairs=1)  # beside a model the columns stay, on a bot's page too
+    out = publish(["mixed"], tmp_path / "mixed", runs_dir=tmp_path / "runs", n_bootstrap=0)
+    for page in (out / "games.html", out / "players" / "random.html"):
+        assert "Tokens in / out" in page.read_text() and "only-reasks" in page.read_text(), page
+
+
 def test_a_bots_page_lists_its_settings_as_played_once() -> None:
     """The search bot reports the settings it played with (`search`); where the run config says otherwise (its
     time per decision, unused under an iteration budget), the page says what was played, each setting once."""

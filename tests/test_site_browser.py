@@ -282,6 +282,16 @@ def test_games_table_sorts_and_filters(site: Path, tmp_path: Path) -> None:
     assert len(hidden) == len(games) // 2 - 2 and "heuristic-vs-llm-a" not in hidden
 
 
+def test_a_games_table_of_bots_alone_filters_without_the_reasks_box(tmp_path: Path) -> None:
+    make_run(tmp_path / "runs", "bots", players=BOTS, pairs=2)
+    out = publish(["bots"], tmp_path / "site", runs_dir=tmp_path / "runs", n_bootstrap=0)
+    filtered = ("var input = document.querySelector('input.filter'); input.value = 'random-vs-heuristic';"
+                "input.dispatchEvent(new Event('input'));")
+    dom = probe(out / "games.html", tmp_path / "profile", filtered)
+    pairs = len(pd.read_csv(out / "games.csv")) // 2
+    assert "only-reasks" not in dom and re.search(r"(\d+) of (\d+) pairs", dom).groups() == ("2", str(pairs))
+
+
 def test_games_show_tokens_cost_reasks_and_search_the_reasons(site: Path, tmp_path: Path) -> None:
     decisions = pd.read_csv(site / "decisions.csv")
     totals = decisions.groupby("uid").agg(tokens_in=("input_tokens", "sum"), tokens_out=("output_tokens", "sum"),

@@ -59,7 +59,7 @@
       var q = input.value.trim().toLowerCase(), n = 0;
       groups.forEach(function (g) {
         var hit = (!q || g.textContent.toLowerCase().indexOf(q) >= 0)
-          && (!reasks.checked || parseFloat(g.getAttribute('data-reasks')) > 0)
+          && (!reasks || !reasks.checked || parseFloat(g.getAttribute('data-reasks')) > 0)
           && (!reasonHits || Array.prototype.some.call(g.rows, function (r) { return reasonHits[r.getAttribute('data-uid')]; }));
         g.hidden = !hit;
         if (hit) n += 1;
@@ -67,7 +67,7 @@
       shown.textContent = n + ' of ' + groups.length + ' pairs';
     }
     input.addEventListener('input', filter);
-    reasks.addEventListener('change', filter);
+    if (reasks) reasks.addEventListener('change', filter);  // none where no game called a model
     refilters.push(filter);
     filter();
   });
