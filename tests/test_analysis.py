@@ -240,7 +240,7 @@ def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_d
                            "--iterations", str(SETTINGS.iterations), "--samples", str(SETTINGS.samples)],
                           env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "6 games:" in done.stdout and "0 searched now" in done.stdout  # the cache: nothing searched again
+    assert "Analysed 6 games in " in done.stdout and ": 0 searched now (0 decisions, 0 searched twice);" in done.stdout
     out = publish(["bots-smoke"], tmp_path / "site", runs_dir=run_dir, n_bootstrap=20, analyse=True,
                   analysis=SETTINGS)
     table = pd.read_csv(out / "decision_quality.csv")
@@ -276,3 +276,18 @@ def test_a_player_searching_with_the_analysis_engine_is_flagged_beside_its_decis
     assert 'href="#own-engine"' in rows["search-1k"] and "own engine" not in rows["random"], board
     note = index.split('id="own-engine"', 1)[1].split("</p>", 1)[0]
     assert "search-1k searches with poke-engine" in note and "not comparable" in note, note
+
+
+def test_the_analysis_line_says_only_what_was_asked_for() -> None:
+    """With --no-quality it said '0 searched now (0 decisions, 0 searched twice) ... (0.000 s per decision)'."""
+    from pokebench.analysis.analyse import AnalysisReport, report_line
+
+    luck_only = AnalysisReport(games=42, searched_games=0, decisions=0, repeats=0, seconds=15.7, luck_games=42,
+                               luck_turns=762)
+    assert report_line(luck_only, None, quality=False, luck=True) == (
+        "Analysed 42 games in 15.7 s: decision scores skipped (--no-quality); luck of 42 games measured now (762 turns).")
+    both = AnalysisReport(games=30, searched_games=30, decisions=1293, repeats=0, seconds=35.2, luck_games=30,
+                          luck_turns=526, shard_games=15)
+    assert report_line(both, (0, 2), quality=True, luck=False) == (
+        "Analysed shard 0/2: 15 of 30 games in 35.2 s: 30 searched now (1293 decisions, 0 searched twice; "
+        "0.027 s per decision); luck skipped (--no-luck).")

@@ -232,13 +232,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PublishError, EngineUnavailable) as err:
         print(f"analyse: error: {err}", file=sys.stderr)
         return 2
-    games = f"{report.games} games" if args.shard is None else (
-        f"shard {args.shard[0]}/{args.shard[1]}: {report.shard_games} of {report.games} games")
-    print(f"Analysed {games}: {report.searched_games} searched now ({report.decisions} decisions, "
-          f"{report.repeats} searched twice) in {report.seconds:.1f} s "
-          f"({report.seconds_per_decision:.3f} s per decision); luck of {report.luck_games} games measured now "
-          f"({report.luck_turns} turns).")
+    print(report_line(report, args.shard, quality=not args.no_quality, luck=not args.no_luck))
     return 0
+
+
+def report_line(report: AnalysisReport, shard: tuple[int, int] | None, quality: bool, luck: bool) -> str:
+    """What `analyse` did, one line: only the parts it was asked for."""
+    games = f"{report.games} games" if shard is None else (
+        f"shard {shard[0]}/{shard[1]}: {report.shard_games} of {report.games} games")
+    scores = (f"{report.searched_games} searched now ({report.decisions} decisions, {report.repeats} searched twice"
+              + (f"; {report.seconds_per_decision:.3f} s per decision)" if report.decisions else ")")
+              if quality else "decision scores skipped (--no-quality)")
+    measured = (f"luck of {report.luck_games} games measured now ({report.luck_turns} turns)" if luck
+                else "luck skipped (--no-luck)")
+    return f"Analysed {games} in {report.seconds:.1f} s: {scores}; {measured}."
 
 
 if __name__ == "__main__":
