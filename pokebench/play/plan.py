@@ -16,6 +16,7 @@ time-out resumes a run while a different model or prompt is refused.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -94,9 +95,14 @@ def parse_shard(value: object) -> tuple[int, int] | None:
         raise ConfigError(f"'shard' must look like I/N with 0 <= I < N (e.g. shard=0/4), not {value!r}.") from None
 
 
+def _whole(value: Any, minimum: int = 1, maximum: float = math.inf) -> bool:
+    """A whole number (not a bool, which YAML's true would give) from `minimum` to `maximum`."""
+    return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= maximum
+
+
 def _positive_int(cfg: DictConfig, key: str, minimum: int = 1) -> int:
     value = cfg[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if not _whole(value, minimum):
         kind = "a positive whole number" if minimum == 1 else f"a whole number of at least {minimum}"
         raise ConfigError(f"'{key}' must be {kind}, not {value!r} (e.g. {key}=4).")
     return value
@@ -151,10 +157,10 @@ def check_matchups(matchups: list[tuple[str, str]]) -> None:
 def check_server(server: DictConfig) -> None:
     """server.port: null (the embedded server) or a TCP port; server.sim_processes: null (one per usable CPU) or 1+."""
     port, sims = server.port, server.sim_processes
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
+    if port is not None and not _whole(port, 1, 65535):
         raise ConfigError(f"'server.port' must be the port (1 to 65535) of a PokéBench server already running, or "
                           f"null to start the pinned server here, not {port!r}.")
-    if sims is not None and (isinstance(sims, bool) or not isinstance(sims, int) or sims < 1):
+    if sims is not None and not _whole(sims):
         raise ConfigError(f"'server.sim_processes' must be 1 or more (or null: one per usable CPU), not {sims!r}.")
 
 
@@ -268,7 +274,7 @@ def player_factory(name: str, player_cfg: DictConfig,
         _positive_seconds(value, key)
     for key, value in (("max_in_flight", kwargs.get("max_in_flight")),
                        ("model.max_in_flight", (kwargs.get("model") or {}).get("max_in_flight"))):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if value is not None and not _whole(value):
             raise ConfigError(f"'players.{name}.{key}' must be 1 or more (its games in flight at once; null: no limit "
                               f"of its own), not {value!r}.")
     if isinstance(cls, Preflight):
