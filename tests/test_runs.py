@@ -233,7 +233,9 @@ def test_a_shard_plays_none_of_the_games_another_shards_store_holds_and_counts_t
     assert len(played) == 4 and not played & elsewhere  # no game played twice
     assert played | elsewhere == {s.game_id for s in planned("bots-smoke", 2)}
     # the shard's own 6 games, wherever stored, then every store's games of the run, each counted once
-    assert "4 game(s) played now; 6 of 6 stored in all (12 with the other shards' stores)." in out
+    assert "Run 'bots-smoke', shard 0/2: 2 of 6 games stored; playing the 4 missing." in out  # the shard's, said so
+    assert ("Run 'bots-smoke', shard 0/2: 4 game(s) played now; 6 of 6 stored in all (12 with the other shards' "
+            "stores).") in out
 
 
 @pytest.mark.slow  # 18 to 24 real games

@@ -209,8 +209,9 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                 return _run_sequential(cfg, plan, stores)
             done = stores.done_game_ids()
             missing = planned - done
-            log.info("Run '%s': %d of %d games stored%s.", run_name, len(planned & done), len(planned),
-                     f"; playing the {len(missing)} missing" if missing else ": nothing to play")
+            log.info("Run '%s'%s: %d of %d games stored%s.", run_name,
+                     "" if plan.shard is None else f", shard {plan.shard[0]}/{plan.shard[1]}", len(planned & done),
+                     len(planned), f"; playing the {len(missing)} missing" if missing else ": nothing to play")
             if missing:
                 if models:
                     log.info("Pre-flight: one request to each of %d model(s) (%s).", len(models), ", ".join(models))
@@ -231,7 +232,8 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
             else:
                 bind_own_store()
         left = len(planned - stores.done_game_ids())
-        print(run_summary(stores, run_name, planned, now, cfg.get("anchor"), budget, _luck(cfg, stores)), flush=True)
+        print(run_summary(stores, run_name, planned, now, cfg.get("anchor"), budget, _luck(cfg, stores), plan.shard),
+              flush=True)
     stop = now.stop_reason
     if stop is not None and stop.kind is StopKind.BUDGET:
         raise RunStopped(f"The run stopped starting games: {stop.detail}. {left} game(s) are missing; "

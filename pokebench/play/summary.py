@@ -164,8 +164,9 @@ def _rate(value: float) -> str:
 
 
 def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart, anchor: str | None,
-                budget: Budget | None = None, luck: pd.DataFrame | None = None) -> str:
-    """The closing summary of every run: games now and in all (of the `planned` game ids: a shard's own), the
+                budget: Budget | None = None, luck: pd.DataFrame | None = None,
+                shard: tuple[int, int] | None = None) -> str:
+    """The closing summary of every run: games now and in all (of the `planned` game ids: a `shard`'s own), the
     leaderboard of every store's games (Elo with its interval, with `luck` rows (luck.csv's run, game_id,
     luck_p1, adjusted_p1, error) the luck-adjusted Elo and interval too, record, re-ask and random-pick rates),
     the search engine's failures, what the luck adjustment did per matchup (with `luck`), spend and tokens per model (players that call none are left out; and outside
@@ -176,7 +177,8 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     decisions = stores.table("decisions")
     stored = len(planned & set(games["game_id"]))  # games() has its columns also when empty
     others = f" ({len(games)} with the other shards' stores)" if len(games) > stored else ""
-    lines = [f"Run '{name}': {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
+    run = f"Run '{name}'" if shard is None else f"Run '{name}', shard {shard[0]}/{shard[1]}"  # "6 of 6": the shard's
+    lines = [f"{run}: {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
     if len(games):
         lines += _leaderboard(games, decisions, anchor, luck) + engine_failure_line(decisions)
         lines += luck_gain_lines(games, luck) if luck is not None and len(luck) else []
