@@ -240,7 +240,10 @@ def test_launcher_answers_the_login_locally_points_the_sets_and_refuses_other_re
 # ---- the lifecycle, with the stand-in on the real server --------------------------------------
 
 
-def test_games_finish_with_records_and_each_process_plays_one_game_at_a_time(showdown, tmp_path):
+def test_games_finish_with_records_and_each_process_plays_one_game_at_a_time(showdown, tmp_path, monkeypatch):
+    # Foul Play is a program of its own that needs no secret of the run: a model's key never reaches it
+    monkeypatch.setenv("POKEBENCH_PLANTED_API_KEY", "sk-planted-key-never-given-to-foul-play")
+    monkeypatch.setenv("POKEBENCH_ADMIN_TOKEN", "planted-admin-token-never-given")
     competitor = standin(tmp_path, max_in_flight=2)
     outcomes = play_fp(showdown, competitor, pairs=3)
     assert all(isinstance(o, GameResult) for o in outcomes), outcomes
@@ -258,6 +261,8 @@ def test_games_finish_with_records_and_each_process_plays_one_game_at_a_time(sho
         log_text = Path(side["log"]).read_text()
         assert result.record["roomid"] in log_text and "STANDIN-ERROR" not in log_text
     assert names == {"foulplay1", "foulplay2"}
+    for process_log in (tmp_path / "foulplay").glob("foulplay*.log"):  # each process's own log, from its start
+        assert "STANDIN-ERROR" not in process_log.read_text(), process_log
     by_pid: dict[int, list[tuple[float, float]]] = {}
     for entry in competitor.history:
         by_pid.setdefault(entry["pid"], []).append((entry["start"], entry["end"]))

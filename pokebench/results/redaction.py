@@ -20,8 +20,8 @@ import pandas as pd
 
 from pokebench.util import is_secret
 
-__all__ = ["is_secret_name", "scrub", "scrub_frame", "secret_env_values", "redact_tree", "neutralise",
-           "neutralise_frame", "unneutralise"]
+__all__ = ["is_secret_name", "scrub", "scrub_frame", "secret_env_values", "without_secrets", "redact_tree",
+           "neutralise", "neutralise_frame", "unneutralise"]
 
 SECRET_NAME = re.compile(r"key|token|secret|passw|credential|authoriz|bearer|cookie", re.I)
 COUNT_NAME = re.compile(r"tokens", re.I)  # input_tokens, output_tokens...: counts, not secrets
@@ -71,6 +71,13 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     env: Mapping[str, str] = os.environ if environ is None else environ
     return sorted({v for k, v in env.items() if SECRET_NAME.search(k) and is_secret(v)},
                   key=len, reverse=True)
+
+
+def without_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment less every variable named like a secret (a model's key, the server's admin token): for a
+    program of its own that needs none of them (Foul Play)."""
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
 
 
 def redact_tree(root: Path, secrets: Sequence[str]) -> int:

@@ -39,6 +39,8 @@ import websockets
 from pokebench.players.foul_play.launcher import start_heartbeat
 
 log = logging.getLogger("standin")
+#: Variables the tests plant in PokéBench's environment: a model's key and the server's admin token.
+PLANTED_SECRETS = ("POKEBENCH_PLANTED_API_KEY", "POKEBENCH_ADMIN_TOKEN")
 
 
 def parse_args() -> argparse.Namespace:
@@ -158,6 +160,9 @@ async def main() -> None:
     handler.setFormatter(logging.Formatter("%(levelname)-8s %(message)s"))
     logging.basicConfig(level=args.log_level, handlers=[handler])
     logging.getLogger("websockets").setLevel(logging.INFO)  # as Foul Play does
+    given = sorted(name for name in os.environ if name in PLANTED_SECRETS)
+    if given:  # Foul Play needs no key of PokéBench's: none may reach it
+        log.error("STANDIN-ERROR: given the secrets %s", given)
     async with websockets.connect(args.websocket_uri, max_size=None) as ws:
         standin = StandIn(args, ws)
         await standin.login()

@@ -56,6 +56,7 @@ from pokebench.player.decisions import DecisionRecord
 from pokebench.player.faults import HarnessFault
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
+from pokebench.results.redaction import without_secrets
 from pokebench.showdown.address import ServerAddress
 from pokebench.util import usable_cpus
 from pokebench.players.foul_play.installation import (PINNED_COMMIT, check_engine, engine_version,
@@ -113,7 +114,7 @@ class _Slot:
                 "--pokemon-format", o.pokemon_format, "--search-time-ms", str(o.search_time_ms),
                 "--search-parallelism", "1", "--search-threads", "1", "--run-count", "1000000000",
                 "--log-level", "DEBUG", *o.extra_args]
-        env = dict(os.environ, PYTHONUNBUFFERED="1", POKEBENCH_PARENT_PID=str(os.getpid()))
+        env = dict(without_secrets(), PYTHONUNBUFFERED="1", POKEBENCH_PARENT_PID=str(os.getpid()))
         process = FoulPlayProcess([*o.program, *args], self.name, log_dir, env, LogSink(log_dir / f"{self.name}.log"))
         await process.start()
         self.process = process
