@@ -242,7 +242,7 @@ def test_launcher_answers_the_login_locally_points_the_sets_and_refuses_other_re
 
 def test_games_finish_with_records_and_each_process_plays_one_game_at_a_time(showdown, tmp_path, monkeypatch):
     # Foul Play is a program of its own that needs no secret of the run: a model's key never reaches it
-    monkeypatch.setenv("POKEBENCH_PLANTED_API_KEY", "sk-planted-key-never-given-to-foul-play")
+    monkeypatch.setenv("POKEBENCH_PLANTED_API_KEY", "planted-model-key-never-given-to-foul-play")
     monkeypatch.setenv("POKEBENCH_ADMIN_TOKEN", "planted-admin-token-never-given")
     competitor = standin(tmp_path, max_in_flight=2)
     outcomes = play_fp(showdown, competitor, pairs=3)
