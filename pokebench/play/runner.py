@@ -25,7 +25,7 @@ from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
 from pokebench.games import GameSpec
 from pokebench.play.progress import Progress
 from pokebench.play.run_luck import run_luck
-from pokebench.play.summary import StopKind, StopReason, ThisStart, games_per_player, run_summary
+from pokebench.play.summary import StopKind, StopReason, ThisStart, games_per_player, run_label, run_summary
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
 from pokebench.showdown.server import LocalShowdown, RemoteShowdown
@@ -209,8 +209,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                 return _run_sequential(cfg, plan, stores)
             done = stores.done_game_ids()
             missing = planned - done
-            log.info("Run '%s'%s: %d of %d games stored%s.", run_name,
-                     "" if plan.shard is None else f", shard {plan.shard[0]}/{plan.shard[1]}", len(planned & done),
+            log.info("%s: %d of %d games stored%s.", run_label(run_name, plan.shard), len(planned & done),
                      len(planned), f"; playing the {len(missing)} missing" if missing else ": nothing to play")
             if missing:
                 if models:

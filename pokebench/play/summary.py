@@ -163,6 +163,11 @@ def _rate(value: float) -> str:
     return "—" if pd.isna(value) else f"{value:.1%}"
 
 
+def run_label(name: str, shard: tuple[int, int] | None) -> str:
+    """How a run's lines name it; a shard's say so (its "6 of 6 stored" are the shard's games, not the run's)."""
+    return f"Run '{name}'" if shard is None else f"Run '{name}', shard {shard[0]}/{shard[1]}"
+
+
 def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart, anchor: str | None,
                 budget: Budget | None = None, luck: pd.DataFrame | None = None,
                 shard: tuple[int, int] | None = None) -> str:
@@ -177,8 +182,7 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     decisions = stores.table("decisions")
     stored = len(planned & set(games["game_id"]))  # games() has its columns also when empty
     others = f" ({len(games)} with the other shards' stores)" if len(games) > stored else ""
-    run = f"Run '{name}'" if shard is None else f"Run '{name}', shard {shard[0]}/{shard[1]}"  # "6 of 6": the shard's
-    lines = [f"{run}: {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
+    lines = [f"{run_label(name, shard)}: {now.played} game(s) played now; {stored} of {len(planned)} stored in all{others}."]
     if len(games):
         lines += _leaderboard(games, decisions, anchor, luck) + engine_failure_line(decisions)
         lines += luck_gain_lines(games, luck) if luck is not None and len(luck) else []
