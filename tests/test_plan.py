@@ -19,6 +19,8 @@ from omegaconf import DictConfig
 from pokebench import paths
 from pokebench.llm.fake_server import LocalOpenAI
 from pokebench.play.plan import ConfigError, available_runs, check_run_name, fingerprint, plan_run
+from pokebench.play.spend_estimate import estimate
+from pokebench.play.trajectories import spend_before
 from pokebench.players.llm import LLMPlayer
 from pokebench.players.max_damage import MaxDamageBot
 from pokebench.results.store import RunStore, StoreError
@@ -67,6 +69,9 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
      "'players.fp.max_in_flight' must be 1 or more"),
     (["+player@players.noisy=max_damage_noisy", "players.noisy.epsilon=1.5"],
      "Player 'noisy': epsilon must be a probability from 0 to 1"),
+    (["+players.extra=1"], "Player 'extra' is 1, not a player's config: add a player from conf/player/ with e.g. "
+                           "'+player@players.extra=random'"),
+    (["+players.extra=null"], "Player 'extra' is None, not a player's config"),
 ])
 def test_configs_that_can_never_be_fair_or_finish_are_refused_when_planned(overrides, message):
     with pytest.raises(ConfigError) as refused:
@@ -116,6 +121,16 @@ def test_a_format_the_pinned_server_cannot_play_is_refused_before_any_game(tmp_p
                           text=True, timeout=180)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-2000:]
     assert not list(tmp_path.rglob("store.sqlite"))
+
+
+def test_the_spend_estimate_takes_any_players_config_and_leaves_the_checks_to_the_plan():
+    """The estimate printed before the plan's checks crashed with a traceback on a model run without prices (README:
+    `players.X.model.prices=unknown`) and on a player that is not a config (`+players.extra=1`)."""
+    assert spend_before(config("+run=llm-smoke", "players.local.model.prices=unknown"), "t", plan_run) == ""
+    priced = {"model": {"prices": {"input": 3.0, "output": 15.0}}, "refiner_model": {"prices": "unknown"}}
+    one = estimate({"ch": priced}, {"ch": 8}, pairs=4, refining=["ch"])
+    assert one.game_usd["ch"] > 0 and one.refiner_usd["ch"] == 0
+    assert spend_before(config("+run=bots-smoke", "+players.extra=1"), "t", plan_run) == ""
 
 
 @pytest.mark.parametrize(("name", "message"), [

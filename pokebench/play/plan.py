@@ -239,7 +239,10 @@ def current_target(target: str) -> str:
     return target
 
 
-def _player_class(name: str, player_cfg: DictConfig) -> type:
+def _player_class(name: str, player_cfg: Any) -> type:
+    if not isinstance(player_cfg, DictConfig):
+        raise ConfigError(f"Player '{name}' is {player_cfg!r}, not a player's config: add a player from conf/player/ "
+                          f"with e.g. '+player@players.{name}=random', or give it a `_target_` and its options.")
     if "_target_" not in player_cfg:
         raise ConfigError(f"Player '{name}' has no `_target_` (the Player class to use), e.g. `_target_: pokebench.players.random_bot.RandomBot`.")
     try:

@@ -60,18 +60,28 @@ def _price(prices: Mapping[str, Any], key: str, fallback: str = "input") -> floa
     return float(value if value is not None else prices.get(fallback) or 0.0)
 
 
-def _priced(prices: Mapping[str, Any]) -> bool:
-    return any(isinstance(v, (int, float)) and v > 0 for k, v in prices.items() if k != "read_on")
+def _prices(model: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`model`'s list prices; none for ``prices: unknown`` (a model run without prices: nothing to estimate)."""
+    prices = model.get("prices")
+    return prices if isinstance(prices, Mapping) else {}
 
 
-def priced(players: Mapping[str, Mapping[str, Any]]) -> bool:
+def _priced_model(options: Any) -> Mapping[str, Any] | None:
+    """A player's model if it has a price, else None (not an LLM player, a free local model, prices unknown)."""
+    model = options.get("model") if isinstance(options, Mapping) else None
+    if not isinstance(model, Mapping):
+        return None
+    return model if any(isinstance(v, (int, float)) and v > 0 for k, v in _prices(model).items() if k != "read_on") else None
+
+
+def priced(players: Mapping[str, Any]) -> bool:
     """Whether any player's model has a price (an estimate is worth printing)."""
-    return any(isinstance(o.get("model"), Mapping) and _priced(o["model"].get("prices") or {}) for o in players.values())
+    return any(_priced_model(o) is not None for o in players.values())
 
 
 def decision_usd(model: Mapping[str, Any]) -> float:
     """One answer's estimated USD at `model`'s list prices (USD per million tokens) and reasoning level."""
-    prices = model.get("prices") or {}
+    prices = _prices(model)
     output = OUTPUT_TOKENS.get(str(model.get("reasoning") or "none"), OUTPUT_TOKENS["high"])
     new, cached = NEW_TOKENS_PER_DECISION, INPUT_TOKENS_PER_DECISION - NEW_TOKENS_PER_DECISION
     return (new * _price(prices, "cache_write") + cached * _price(prices, "cached_input")
@@ -80,20 +90,20 @@ def decision_usd(model: Mapping[str, Any]) -> float:
 
 def refinement_usd(model: Mapping[str, Any]) -> float:
     """One refinement's estimated USD (its four passes; passes 2-4 read the games from the cache)."""
-    prices = model.get("prices") or {}
+    prices = _prices(model)
     first = REFINER_TOKENS["input"] * _price(prices, "cache_write")
     later = (REFINER_PASSES - 1) * REFINER_TOKENS["input"] * _price(prices, "cached_input")
     return (first + later + REFINER_PASSES * REFINER_TOKENS["output"] * _price(prices, "output")) / 1e6
 
 
-def estimate(players: Mapping[str, Mapping[str, Any]], games: Mapping[str, int], pairs: int,
+def estimate(players: Mapping[str, Any], games: Mapping[str, int], pairs: int,
              refining: list[str]) -> Estimate:
     """The estimate of one run: `games` per player, `pairs` per matchup, the `refining` players' epochs."""
     out = Estimate()
     for name, options in players.items():
-        model = options.get("model")
-        if not isinstance(model, Mapping) or not _priced(model.get("prices") or {}):
-            continue  # not an LLM player, or a free model (a local server)
+        model = _priced_model(options)
+        if model is None:
+            continue  # not an LLM player, a free model (a local server) or one without prices
         out.games[name] = games.get(name, 0)
         out.game_usd[name] = games.get(name, 0) * DECISIONS_PER_GAME * decision_usd(model)
         if name in refining:
