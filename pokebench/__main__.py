@@ -32,12 +32,14 @@ _terminated = False
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     """SIGTERM stops the run as Ctrl-C does: the games in flight are voided and their answers written, the
     server stopped, the resume command printed (whatever handles SIGINT now, asyncio's or Python's)."""
+    from pokebench.play.stopping import interrupt
+
     global _terminated
     _terminated = True
     on_sigint = signal.getsignal(signal.SIGINT)
     if callable(on_sigint) and on_sigint is not signal.default_int_handler:
         on_sigint(signal.SIGINT, frame)
-    else:
+    elif not interrupt():  # SIGINT ignored (a script's background job): asyncio put no handler there
         raise KeyboardInterrupt
 
 

@@ -25,6 +25,7 @@ from pokebench.play.plan import ConfigError, RunPlan, check_format, plan_run
 from pokebench.games import GameSpec
 from pokebench.play.progress import Progress
 from pokebench.play.run_luck import run_luck
+from pokebench.play.stopping import run_main
 from pokebench.play.summary import StopKind, StopReason, ThisStart, games_per_player, run_label, run_summary
 from pokebench.player.seats import ExternalCompetitor
 from pokebench.showdown.admin import AdminClient, AdminError
@@ -225,9 +226,9 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                 log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
                 log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
                 server = stack.enter_context(_server(cfg, run_dir / log_name))
-                check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)), plan.settings.rolls)
+                check_format(cfg.format, run_main(ask_format(server, cfg.format)), plan.settings.rolls)
                 bind_own_store()
-                asyncio.run(play_run(plan, stores, server, budget, now))
+                run_main(play_run(plan, stores, server, budget, now))
             else:
                 bind_own_store()
         left = len(planned - stores.done_game_ids())
@@ -257,7 +258,7 @@ def _run_sequential(cfg: DictConfig, plan: RunPlan, stores: RunStores) -> int:
     now = ThisStart()
     matchups = list(dict.fromkeys((s.p1, s.p2) for s in plan.specs if s.game == 1))  # (A, B) in the run's order
     with _server(cfg, stores.run_dir / "showdown.log") as server:
-        check_format(cfg.format, asyncio.run(ask_format(server, cfg.format)), plan.settings.rolls)
+        check_format(cfg.format, run_main(ask_format(server, cfg.format)), plan.settings.rolls)
         progress = Progress(0, 0, plan.name)  # one bar for the whole run: each step adds its games
 
         async def play(specs: list[GameSpec]) -> None:

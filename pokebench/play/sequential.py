@@ -49,6 +49,7 @@ from scipy.special import expit
 
 from pokebench.games import GameSpec
 from pokebench.play.schedule import build_schedule
+from pokebench.play.stopping import run_main
 from pokebench.results.ratings import SCALE, RatingsError, fit_ratings, posterior_covariance, score_matrix, with_luck
 from pokebench.util import atomic_write_text
 
@@ -313,7 +314,7 @@ def run_sequential(run: str, seed_text: str, matchups: Sequence[tuple[str, str]]
                 return
             pairs = nxt
 
-    asyncio.run(loop())
+    run_main(loop())
     state = {"target_width": conf.target_width, "players": list(conf.players), "max_pairs": conf.max_pairs,
              "batch": conf.batch, "min_pairs": conf.min_pairs, "bootstrap": conf.n_bootstrap, "interval": conf.interval,
              "pairs_played": sum(steps[-1]["pairs"].values()) if steps else 0, "stopped": reason, "steps": steps}
