@@ -69,11 +69,17 @@ def test_the_wheel_installed_outside_the_checkout_plays_and_publishes_a_run(tmp_
 
 
 def test_a_user_bot_and_run_outside_the_repository_play_with_config_dir(tmp_path: Path) -> None:
-    """docs/extending.md: configs in a folder of the user's own, a bot module on PYTHONPATH."""
+    """docs/extending.md: configs in a folder of the user's own, a bot module on PYTHONPATH. A game that fails ends
+    the first start with the command to resume, which runs as printed (it once left out --config-dir)."""
+    (tmp_path / "fail-once").touch()
     (tmp_path / "my_bots.py").write_text(
+        "import os\n\n"
         "from pokebench.player import BenchPlayer\n\n\n"
         "class FirstMoveBot(BenchPlayer):\n"
         "    def choose_move(self, battle):\n"
+        "        if os.path.exists('fail-once'):\n"
+        "            os.remove('fail-once')\n"
+        "            raise RuntimeError('a bug of the bot, fixed for the next start')\n"
         "        if battle.available_moves:\n"
         "            return self.create_order(battle.available_moves[0])\n"
         "        return self.choose_random_move(battle)\n")
@@ -85,9 +91,13 @@ def test_a_user_bot_and_run_outside_the_repository_play_with_config_dir(tmp_path
         "# @package _global_\ndefaults:\n  - /player@players.first: first_move\n"
         "  - /player@players.max-damage: max_damage\npairs: 1\nmatchups: all\n")
     env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{tmp_path}")
-    done = subprocess.run([sys.executable, "-m", "pokebench", "--config-dir", str(conf), "+run=my-run",
-                           "server.sim_processes=1"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
+    failed = subprocess.run([sys.executable, "-m", "pokebench", "--config-dir", str(conf), "+run=my-run",
+                             "server.sim_processes=1", "retry_rounds=0"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert failed.returncode == 1 and "start the same command again to play them:" in failed.stderr, failed.stderr[-3000:]
+    resume = failed.stderr.rstrip().splitlines()[-1].strip()
+    assert "--config-dir" in resume, resume
+    done = subprocess.run(resume, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     games = pd.read_csv(tmp_path / "data" / "site" / "my-run" / "games.csv")
     assert len(games) == 2 and set(games["p1"]) == {"first", "max-damage"}

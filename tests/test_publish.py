@@ -481,8 +481,11 @@ def bad_runs(runs: Path) -> None:
 BAD = [
     (["nope"], "there is no run named 'nope'"),
     (["runs/good"], "not a path"),
-    (["empty"], "has no finished games yet"),
-    (["errors-only"], "only 3 harness error(s)"),
+    (["empty"], "has no finished games yet. Play it first (`"),
+    # no run file is named errors-only: `+run=errors-only` would not start (it used to be what was said)
+    (["errors-only"], "only 3 harness error(s) (stall ×3). Harness errors are never results: start the run again "
+                      f"(`{sys.executable} -m pokebench +run=RUN name=errors-only`, RUN the file of conf/run/ it was "
+                      "played from)"),
     (["solo"], "one player"),
     (["islands"], "never met"),
     (["no-anchor"], "--anchor PLAYER"),

@@ -19,10 +19,27 @@ from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
 from pokebench.results.run_stores import RunStores
 
 
+#: Hydra's flags that say where the configs are: a command that runs again needs them as given.
+CONFIG_FLAGS = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
+
+
+def config_flags(argv: Sequence[str]) -> list[str]:
+    """The :data:`CONFIG_FLAGS` of a command line, with their values (``--config-dir X`` or ``--config-dir=X``)."""
+    flags: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        flag, equals, _ = arg.partition("=")
+        if flag in CONFIG_FLAGS:
+            flags.append(arg)
+            if not equals:
+                flags.append(next(args, ""))
+    return flags
+
+
 def resume_command(overrides: Sequence[str] | None = None) -> str:
-    """The exact command that started this run (its interpreter or console script, Hydra's overrides as
-    given), to start it again: it runs as printed (:mod:`pokebench.invocation`)."""
-    return module_command(*(list(overrides) if overrides is not None else sys.argv[1:]))
+    """The exact command that started this run (its interpreter or console script, where its configs are, Hydra's
+    overrides as given), to start it again: it runs as printed (:mod:`pokebench.invocation`)."""
+    return module_command(*(config_flags(sys.argv[1:]) + list(overrides) if overrides is not None else sys.argv[1:]))
 
 
 def money(value: float | None) -> str:

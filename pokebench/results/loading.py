@@ -22,7 +22,7 @@ from typing import Any, Sequence, cast
 import pandas as pd
 
 from pokebench.invocation import module_command
-from pokebench.paths import RUNS_DIR
+from pokebench.paths import RUNS_DIR, conf_dir
 from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 from pokebench.results.redaction import scrub
 from pokebench.results.schema import DecisionRow, GameRow, RunInfo, columns
@@ -335,6 +335,13 @@ def load_runs(names: Sequence[str], runs_dir: Path | str = RUNS_DIR) -> RunData:
         _stores={key: store for _, key, store in opened})
 
 
+def _play_command(name: str) -> str:
+    """The command that plays run `name`, as far as its name tells: `+run=NAME` names a file of conf/run/."""
+    if (conf_dir() / "run" / f"{name}.yaml").is_file():
+        return f"`{module_command('+run=' + name)}`"
+    return f"`{module_command('+run=RUN', 'name=' + name)}`, RUN the file of conf/run/ it was played from"
+
+
 def check_publishable(data: RunData) -> None:
     """Raise :class:`PublishError` when a named run has no finished games."""
     empty = [r for r in data.runs if r.games == 0]
@@ -347,11 +354,10 @@ def check_publishable(data: RunData) -> None:
         if len(errs):
             causes = ", ".join(f"{c} ×{n}" for c, n in errs["cause"].value_counts().items())
             parts.append(f"run {run.name!r} has no finished games, only {len(errs)} harness error(s) ({causes}). "
-                         f"Harness errors are never results: start the run again "
-                         f"(`{module_command('+run=' + run.name)}`) to play those games")
+                         f"Harness errors are never results: start the run again ({_play_command(run.name)}) "
+                         "to play those games")
         else:
-            parts.append(f"run {run.name!r} has no finished games yet. Play it first "
-                         f"(`{module_command('+run=' + run.name)}`)")
+            parts.append(f"run {run.name!r} has no finished games yet. Play it first ({_play_command(run.name)})")
     also = " (or publish the other runs without it)" if len(empty) < len(data.names) else ""
     raise PublishError("; ".join(parts) + f", then publish{also}.")
 
