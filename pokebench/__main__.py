@@ -27,6 +27,8 @@ log = logging.getLogger("pokebench")
 #: 3 an error no retry fixes, 4 a budget, 5 the store cannot be written, 130 Ctrl-C, 143 SIGTERM.
 EXIT_STORE_WRITE = 5
 _terminated = False
+#: Hydra has composed the config and called :func:`play` (an error before is the command line's).
+_playing = False
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -68,11 +70,18 @@ def main() -> None:
         except HydraException as err:  # an unknown run or a malformed key=value
             _fail(f"{err}".splitlines()[0])
         sys.exit(0)
-    play()
+    try:
+        play()
+    except SystemExit as stop:
+        if stop.code == 1 and not _playing:  # Hydra refused the command line (an unknown run, a key not in the
+            sys.exit(2)  # config) and printed why; its exit code 1 would say that harness errors remain
+        raise
 
 
 @hydra.main(version_base=None, config_path=str(paths.conf_dir()), config_name="config")
 def play(cfg: DictConfig) -> None:
+    global _playing
+    _playing = True
     # Imported here, not at the top: `--help` (answered by Hydra before this runs) needs none of them.
     from pokebench.play.lock import RunLockedError
     from pokebench.play import trajectories

@@ -148,6 +148,17 @@ def test_a_run_name_that_is_not_one_folder_is_refused_before_any_game(tmp_path, 
     assert not list(tmp_path.rglob("*")), "nothing may be written before the name is checked"
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["+run=nope"], "Could not find 'run/nope'"),
+    (["+run=bots-smoke", "pair=3"], "To append to your config use +pair=3"),
+])
+def test_a_command_line_hydra_refuses_exits_as_a_config_error(tmp_path, args, message):
+    """Exit code 2 (README, "When a run stops"), not Hydra's 1, which says that harness errors remain."""
+    proc = subprocess.run([sys.executable, "-m", "pokebench", *args], cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_DIR)), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr, (proc.returncode, proc.stderr[-2000:])
+
+
 def test_a_run_named_by_a_number_is_the_folder_of_that_number():
     assert check_run_name(2026) == "2026" and check_run_name("calibration-50") == "calibration-50"
 
