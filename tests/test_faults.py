@@ -260,6 +260,29 @@ def test_a_store_that_cannot_be_used_gives_one_message_before_the_server_starts_
     db.chmod(0o644)
 
 
+@pytest.mark.parametrize("command", [
+    ["-m", "pokebench.cli.replay", "bots-smoke", "some-game"],
+    ["-m", "pokebench", "export-training", "bots-smoke"],
+    ["-m", "pokebench.cli.publish", "bots-smoke"],
+    ["-m", "pokebench", "analyse", "bots-smoke"],
+], ids=["replay", "export-training", "publish", "analyse"])
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: p.write_bytes(b"not a database at all\n" * 300), "it is not an SQLite database"),
+    (_newer, "was written by a newer PokéBench"),
+], ids=["not-sqlite", "newer"])
+def test_every_command_that_reads_a_store_refuses_one_it_cannot_use_in_one_message(tmp_path, command, make, message):
+    """pokebench-replay and export-training printed a traceback where the run and publish print one line."""
+    run_dir = tmp_path / "runs" / "bots-smoke"
+    run_dir.mkdir(parents=True)
+    db = run_dir / "store.sqlite"
+    make(db)
+    before = db.read_bytes()
+    proc = subprocess.run([sys.executable, *command], cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert db.read_bytes() == before
+
+
 def test_a_store_from_before_store_versions_is_migrated_in_place(tmp_path):
     path = tmp_path / "store.sqlite"
     old = sqlite3.connect(path)

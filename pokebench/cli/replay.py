@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from pokebench.paths import RUNS_DIR
-from pokebench.results.store import RunStore, run_stores
+from pokebench.results.store import RunStore, StoreError, run_stores
 from pokebench.text.renderer import render_battle
 from pokebench.text.templates import BattleTextError
 
@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Unknown run {options.run!r}: there is no store in {options.runs_dir / options.run}. {known}",
               file=sys.stderr)
         return 2
-    record, ids = _find_record(stores, options.game_id)
+    try:
+        record, ids = _find_record(stores, options.game_id)
+    except StoreError as err:  # not a store of ours, damaged, or of a newer PokéBench: the message says which
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if record is None:
         some = ", ".join(ids[:8]) + (f", ... ({len(ids)} games)" if len(ids) > 8 else "")
         print(f"Unknown game {options.game_id!r} in run {options.run!r}. "

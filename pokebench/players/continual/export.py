@@ -34,7 +34,7 @@ from pokebench import paths
 from pokebench.invocation import command_prefix
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
 from pokebench.players.continual import training_formats
-from pokebench.results.store import RunStore, run_stores
+from pokebench.results.store import RunStore, StoreError, run_stores
 from pokebench.text import answers
 
 
@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or run_dir / ("training-" + args.teacher + ".jsonl" if args.teacher else "training.jsonl")
     try:
         count = export(run_dir, out, args.teacher)
+    except StoreError as err:  # not a store of ours, damaged, or of a newer PokéBench: the message says which
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except TeacherFailed as err:
         print(f"error: {str(err).rstrip('.')}. The {err.labelled} label(s) paid for are in {out}; start the same command again to "
               f"label the other {err.left} (the labelled ones are not asked again).", file=sys.stderr)
