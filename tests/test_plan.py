@@ -69,6 +69,7 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
      "'players.fp.max_in_flight' must be 1 or more"),
     (["+player@players.noisy=max_damage_noisy", "players.noisy.epsilon=1.5"],
      "Player 'noisy': epsilon must be a probability from 0 to 1"),
+    (["publish=maybe"], "'publish' must be true (publish data/site/NAME/ when the run ends) or false, not 'maybe'"),
     (["+players.extra=1"], "Player 'extra' is 1, not a player's config: add a player from conf/player/ with e.g. "
                            "'+player@players.extra=random'"),
     (["+players.extra=null"], "Player 'extra' is None, not a player's config"),

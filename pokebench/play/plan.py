@@ -348,6 +348,9 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     if not isinstance(cfg.format, str) or not cfg.format.strip():
         raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {cfg.format!r}.")
     rolls = check_rolls(cfg.rolls)
+    if not isinstance(cfg.get("publish", True), bool):
+        raise ConfigError(f"'publish' must be true (publish data/site/NAME/ when the run ends) or false, "
+                          f"not {cfg.publish!r}.")
     settings = RunSettings(seed_text, cfg.format, turn_limit, concurrency, retry_rounds,
                            float(cfg.stall_timeout), float(cfg.server.liveness_timeout), rolls)
     if not cfg.players:
