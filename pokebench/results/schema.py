@@ -11,7 +11,6 @@ Change a model, and you change the contract: bump ``SCHEMA_VERSION`` and regener
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,8 +37,8 @@ class _Row(BaseModel):
 class GameRow(_Row):
     """``games.csv``: one row per distinct finished game (harness errors never enter the results)."""
 
-    uid: str = Field(description="Stable id of the game: SHA-256 of its format, seeds, players and Showdown input "
-                                 "log (16 hex digits). The same game in several runs has the same uid and is one row.")
+    uid: str = Field(description="Stable id of the game: SHA-256 of its format, seeds, players, Showdown version and "
+                                 "input log (16 hex digits). The same game in several runs has the same uid and is one row.")
     game_id: str = Field(description="The game's id in its run: `<matchup>.p<pair>.g<game>`.")
     run: str = Field(description="The run that played it (the first named, when several runs hold the same game).")
     copies: int = Field(description="How many of the published runs hold this same game; it counts once.")
@@ -397,13 +396,3 @@ def columns_markdown() -> str:
             out.append(f"| `{field}` | {_type_name(info.annotation)} | {desc} |")
         out.append("")
     return "\n".join(out)
-
-
-def main() -> int:
-    """Print the generated column documentation (paste it between the markers of docs/results.md)."""
-    sys.stdout.write(columns_markdown())
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
