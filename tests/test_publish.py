@@ -355,6 +355,16 @@ def test_a_partial_shard_publish_is_marked_on_every_page_and_in_meta(tmp_path: P
     assert "Partial results." not in (out / "index.html").read_text()
 
 
+def test_a_whole_run_started_again_as_a_shard_is_not_partial(tmp_path: Path) -> None:
+    """A run played whole and then started as shard 0 of 2 (which finds its games stored and plays none, but
+    leaves its own empty store) was published as partial: "shard 1 of 2 not published (no store)"."""
+    runs = tmp_path / "runs"
+    make_run(runs, "big", players=BOTS, pairs=3, seed_text="s")
+    make_run(runs, "big", players=BOTS, pairs=3, store="shard-0-of-2.sqlite", games=False, seed_text="s")
+    meta = json.loads((publish(["big"], tmp_path / "site", runs_dir=runs, n_bootstrap=10) / "meta.json").read_text())
+    assert meta["partial"] is False, meta["runs"][0]["partial_reasons"]
+
+
 def test_pairs_table_counts_mirror_pair_splits(runs: Path, tmp_path: Path) -> None:
     out = publish(["mixed"], tmp_path / "site", runs_dir=runs, n_bootstrap=10)
     pairs = pd.read_csv(out / "pairs.csv").set_index("matchup")

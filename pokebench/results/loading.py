@@ -206,7 +206,8 @@ def partial_reasons(store_files: Sequence[str], games: pd.DataFrame, errors: pd.
                     sequential: bool = False) -> list[str]:
     """Why a run looks unfinished, from what its stores hold (they do not record the planned count).
 
-    - a shard store ``shard-I-of-N`` is missing for some I < N;
+    - a shard store ``shard-I-of-N`` is missing for some I < N, and no stored game is of its pairs (k with
+      k % N == I: a run played whole and then started as a shard has them in its whole-run store);
     - a matchup lacks a game of a pair up to the run's highest pair (per matchup for a
       sequential run, whose matchups play different numbers of pairs);
     - a harness error's game was never played again.
@@ -217,8 +218,9 @@ def partial_reasons(store_files: Sequence[str], games: pd.DataFrame, errors: pd.
         m = SHARD_FILE.search(name)
         if m:
             shards.setdefault(int(m.group(2)), set()).add(int(m.group(1)))
+    stored_pairs = set() if games.empty else {int(k) for k in games["pair"]}
     for count, present in sorted(shards.items()):
-        missing = sorted(set(range(count)) - present)
+        missing = sorted(i for i in set(range(count)) - present if not any(k % count == i for k in stored_pairs))
         if missing:
             reasons.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} of {count} "
                            "not published (no store)")
