@@ -209,6 +209,25 @@ def test_shards_of_one_run_hold_the_run_together_but_not_the_same_shard(tmp_path
         pass
 
 
+def test_a_shard_refused_by_the_whole_run_names_the_whole_run(tmp_path):
+    """It said "The shard shard-1-of-2 ... is being played by process P", P playing the whole run."""
+    from pokebench.play.lock import RunLock, RunLockedError
+
+    run_dir = tmp_path / "run"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from pokebench.play.lock import RunLock; "
+         "lock = RunLock(Path(sys.argv[1]), Path(sys.argv[1]) / 'store.sqlite').acquire(); "
+         "print('held', flush=True); time.sleep(60)", str(run_dir)], env=ENV, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunLockedError) as refused:
+            RunLock(run_dir, run_dir / "shard-1-of-2.sqlite", shard=True).acquire()
+        assert f"The run in {run_dir} is being played by process {holder.pid} on " in str(refused.value), refused.value
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 # ---- stores that cannot be used ------------------------------------------------------------------
 
 def _damaged(path: Path) -> None:

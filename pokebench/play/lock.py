@@ -78,7 +78,8 @@ class RunLock:
     def _refuse(self, contested: Path) -> NoReturn:
         holders = self._holders(contested)
         who = ", ".join(_describe(h) for h in holders) or "another process"
-        what = f"shard {self.store_path.stem}" if self.shard else "run"
+        # a shard refused at the folder's lock is refused by the whole run, not by a shard of its own name
+        what = f"shard {self.store_path.stem}" if self.shard and contested == self.store_lock else "run"
         here = socket.gethostname()
         stop = "; ".join(f"`kill {pid}`" + ("" if host == here else f" on {host}") for pid, host in holders if pid > 0)
         raise RunLockedError(
