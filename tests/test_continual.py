@@ -192,6 +192,25 @@ def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_fo
     assert len(files.read_state().attempts) == 2 and len(seen) == 5
 
 
+def test_a_key_in_the_refiners_edits_never_reaches_the_harness_its_files_or_its_games(api, tmp_path, monkeypatch):
+    """The harness a refiner writes is written (its versions) and sent in every later game (the store's `sent`, the
+    site): its model's key must be blanked out of it, as out of a player's answers. It was kept as written."""
+    key = "a-refiner-key-0123456789"
+    monkeypatch.setenv("REFINER_KEY_FOR_TEST", key)
+    api.policy = lambda request: (json.dumps({"edits": [{"op": "rewrite", "text": f"Always attack. {key}"}]})
+                                  if "pass 1 of 4" in request.messages[-1]["content"]
+                                  else f'{{"edits": [], "note": "{key}"')  # a broken answer: rejected, written
+    config = refiner_config(api, api_key_env="REFINER_KEY_FOR_TEST", api_key_required=True)
+    refiner = HarnessRefiner(tmp_path, "ch", "scratch", None, 1, config, Budgets(), 5000)
+    HarnessFiles(tmp_path).write_trajectory("e1.g1", trajectory("e1.g1", 1))
+    asyncio.run(refiner.before_epoch(1, {}))
+    asyncio.run(refiner.before_epoch(2, {1: ["e1.g1"]}))
+    snapshot = HarnessFiles(tmp_path).read_version(1)
+    assert snapshot.harness.strategy == "Always attack. ***"
+    assert snapshot.passes["memory"]["rejected"] and all(
+        key not in path.read_text() for path in tmp_path.rglob("*") if path.is_file())
+
+
 # ---- whole runs --------------------------------------------------------------------------------------
 
 @pytest.mark.slow
@@ -318,6 +337,8 @@ def test_ch_smoke_epochs_are_fair_survive_a_kill_and_are_published_and_exported(
                                                                                                         "local"}
     assert all(isinstance(i["teacher"]["agrees"], bool) and i["teacher"]["legal"] for i in items)
     assert {i["harness_version"] for i in items if i["player"] == "ch-local"} == {0, 1, 2}
+    # every answer has its decision number (none had, in a run with consultations: the rewards file was empty)
+    assert all(isinstance(i["decision"], int) for i in items), [i["decision"] for i in items][:5]
 
 
 def test_continue_mode_starts_from_another_runs_last_version_and_refines_on(api, tmp_path):

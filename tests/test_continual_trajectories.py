@@ -184,6 +184,28 @@ def test_export_resumes_after_a_teacher_failure_without_paying_twice(api, trajec
     assert f"Wrote {len(items)} examples" in printed
 
 
+def test_a_teachers_key_is_in_no_label_and_a_missing_one_is_one_line_before_any_file(api, trajectories_run):
+    """The teacher's reason was written as answered (its raw answer was blanked); a teacher whose key is not set
+    printed a traceback and left an empty file."""
+    cwd, _ = trajectories_run
+    key = "a-teacher-key-0123456789"
+    api.policy = lambda request: f"ACTION: 1\nREASON: as {key} says"
+    out = cwd / "teacher-key.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "pokebench", "export-training", "ch-smoke-t2-after", "--teacher",
+                           "claude-sonnet", "--out", str(out)], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
+                          | {"PYTHONPATH": str(REPO_DIR)})
+    assert proc.returncode == 2 and proc.stderr.startswith("error: OPENROUTER_API_KEY is not set"), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and not out.exists()
+    proc = pokebench(cwd, api, "export-training", "ch-smoke-t2-after", "--teacher", "local", "--out", str(out),
+                     env={"POKEBENCH_API_KEY": key})
+    finish(proc)
+    api.policy = Script()  # as the other tests found it
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    assert items and all(i["teacher"]["reason"] == "as *** says" for i in items)
+    assert key not in out.read_text()
+
+
 def test_preference_rows_are_trls_conversational_format(api, trajectories_run):
     cwd, _ = trajectories_run
     out = cwd / "runs" / "ch-smoke-t1-after" / "training-local.jsonl"

@@ -81,10 +81,12 @@ class Script:
                 "not a list", []][number - 1]
 
 
-def pokebench(cwd: Path, api: LocalOpenAI, *args: str, server: LocalShowdown | None = None) -> subprocess.Popen[str]:
-    """`python -m pokebench ARGS` with its models on `api`; on `server` (the worker's, running) if given."""
+def pokebench(cwd: Path, api: LocalOpenAI, *args: str, server: LocalShowdown | None = None,
+              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`python -m pokebench ARGS` with its models on `api`; on `server` (the worker's, running) if given; `env`
+    added to the environment."""
     extra, server_env = on_server(server) if server is not None else ([], {})
-    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, **server_env)
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, **server_env, **(env or {}))
     return subprocess.Popen([sys.executable, "-m", "pokebench", *args, *extra], cwd=cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

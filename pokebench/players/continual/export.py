@@ -33,6 +33,7 @@ from omegaconf import OmegaConf
 from pokebench import paths
 from pokebench.invocation import command_prefix
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
+from pokebench.llm.errors import ModelConfigError
 from pokebench.players.continual import training_formats
 from pokebench.results.store import RunStore, StoreError, run_stores
 from pokebench.text import answers
@@ -77,7 +78,8 @@ def _decision_numbers(run_dir: Path) -> dict[tuple[str, str], list[int | None]]:
         with RunStore.open_existing(path) as store:
             table = store.decisions()
         for row in table.to_dict("records") if not table.empty else []:
-            if row.get("kind") or row.get("side") is None:
+            kind = row.get("kind")  # NaN in the rows of answers once the table has tool calls or consultations
+            if (isinstance(kind, str) and kind) or not isinstance(row.get("side"), str):
                 continue
             decision = row.get("decision")
             numbers.setdefault((str(row["game_id"]), str(row["side"])), []).append(
@@ -169,7 +171,8 @@ async def relabel(items: list[dict[str, Any]], config: ModelConfig, labelled: Ca
         actions = _legal(user)
         index, problem = answers.match_action(parsed.action, actions)
         action = actions[index].text if index is not None else None
-        item["teacher"] = {"model": config.model, "action": action, "reason": parsed.reason,
+        reason = None if parsed.reason is None else client.redact(parsed.reason)
+        item["teacher"] = {"model": config.model, "action": action, "reason": reason,
                            "legal": index is not None, "problem": None if index is not None else problem,
                            "agrees": action is not None and action == item["action"],
                            "raw": client.redact(completion.text or ""),
@@ -219,6 +222,7 @@ def export(run_dir: Path, out: Path, teacher: str | None = None) -> int:
         training_formats.write_beside(out, items, run_dir)
         return count
     config = teacher_config(teacher)
+    config.api_key()  # a ModelConfigError (a key not set) before the file is opened
     labelled = _read_labelled(out, config.model)
     known = {key(item) for item in labelled}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -246,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or run_dir / ("training-" + args.teacher + ".jsonl" if args.teacher else "training.jsonl")
     try:
         count = export(run_dir, out, args.teacher)
-    except StoreError as err:  # not a store of ours, damaged, or of a newer PokéBench: the message says which
+    except (StoreError, ModelConfigError) as err:  # a store it cannot use; the teacher's key not set
         print(f"error: {err}", file=sys.stderr)
         return 2
     except TeacherFailed as err:

@@ -205,11 +205,11 @@ async def refine(harness: Harness, games: list[dict[str, Any]], config: ModelCon
         result.calls.append(record)
         if on_call is not None:
             on_call(record)
+        text = client.redact(completion.text or "")  # its edits become the harness: written, and sent in every game
         try:
-            edits = parse_edits(completion.text)
+            edits = parse_edits(text)
         except ValueError as err:
-            result.passes[pass_name] = {"applied": [], "rejected": [{"edit": client.redact(completion.text or ""),
-                                                                     "why": str(err)}]}
+            result.passes[pass_name] = {"applied": [], "rejected": [{"edit": text, "why": str(err)}]}
             continue
         outcome: PassResult = apply_pass(result.harness, pass_name, edits, budgets)
         result.harness = outcome.harness
