@@ -131,3 +131,17 @@ def test_a_key_refused_mid_run_leaves_every_served_answer_recorded(tmp_path, api
     rows = recorded(tmp_path)
     assert policy.refused
     assert_every_served_answer_recorded(rows, policy.served)
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["budget_usd=1"], "'budget_usd' cannot be kept: the prices of local are unknown (prices: unknown)"),
+    (["players.local.model.budget_usd=1"], "'players.local.model.budget_usd' cannot be kept"),
+])
+def test_a_cap_on_a_model_whose_prices_are_unknown_is_refused_before_any_request(tmp_path, api, overrides, message):
+    """Its spend is recorded as unknown, so a cap on it was accepted and could never stop a game."""
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, POKEBENCH_API_KEY=SECRET)
+    asked = len(api.requests)
+    proc = subprocess.run([sys.executable, "-m", "pokebench", "+run=llm-smoke", "players.local.model.prices=unknown",
+                           *overrides], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert len(api.requests) == asked and not (tmp_path / "runs" / "llm-smoke" / "store.sqlite").exists()

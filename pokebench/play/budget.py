@@ -4,8 +4,10 @@ Spend is what the stores say was spent (every answer of stored games and of void
 games) plus what this start spends, plus what players spend outside their games (a harness
 refiner between epochs: :meth:`Budget.spend_outside`, all starts). Before a game starts the arena asks
 :meth:`Budget.admit`: a game is not started when the spend so far, plus the expected
-cost of the games in flight and of this one (the player's mean cost per stored game),
-would pass a cap. Games in flight finish (or are voided) and are kept. Raising the cap
+cost of the games in flight and of this one, would pass a cap. A game's expected cost is the player's mean
+cost per stored game; before any is stored, the spend estimate's (:mod:`pokebench.play.spend_estimate`: its
+assumed answers at the model's list prices), without which every game of a first start's concurrency was
+started whatever the cap. A cap on a model whose prices are unknown is refused: its spend cannot be counted. Games in flight finish (or are voided) and are kept. Raising the cap
 and starting the same command again plays the rest: nothing is lost or counted twice,
 because budgets are not part of a run's identity.
 """
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pokebench.games import GameSpec
+from pokebench.play.spend_estimate import DECISIONS_PER_GAME, decision_usd
 
 
 class BudgetError(ValueError):
@@ -36,6 +39,13 @@ def _cap(value: Any, where: str) -> float | None:
     return cap
 
 
+def _refusal(who: str, spent: float, ahead: float, cap: float, setting: str) -> str:
+    """Why `who` may not start a game: what it spent of its cap and, short of it, what the games in flight and the
+    next one are expected to cost on top."""
+    more = f", and the games in flight and the next are expected to cost ${ahead - spent:.4f} more" if spent < cap else ""
+    return f"{who} has spent ${spent:.4f} of its budget ${cap:g} ({setting}){more}"
+
+
 @dataclass
 class Budget:
     """The run's caps and its spend so far, per player (a model's name in the run)."""
@@ -50,14 +60,33 @@ class Budget:
     outside: dict[str, float] = field(default_factory=dict)
     outside_notes: dict[str, str] = field(default_factory=dict)
 
+    #: A game's expected cost per player before any of its games is stored (the spend estimate's).
+    first_game: dict[str, float] = field(default_factory=dict)
+
     @classmethod
     def from_config(cls, run_cap: Any, players: Mapping[str, Mapping[str, Any]]) -> "Budget":
-        caps = {}
+        caps, first_game, unpriced = {}, {}, []
         for name, options in players.items():
             model = options.get("model") if isinstance(options, Mapping) else None
-            if isinstance(model, Mapping) and model.get("budget_usd") is not None:
+            if not isinstance(model, Mapping):
+                continue
+            if isinstance(model.get("prices"), Mapping):
+                first_game[name] = DECISIONS_PER_GAME * decision_usd(model)
+            else:
+                unpriced.append(name)
+            if model.get("budget_usd") is not None:
                 caps[name] = _cap(model["budget_usd"], f"players.{name}.model.budget_usd")
-        return cls(_cap(run_cap, "budget_usd"), {k: v for k, v in caps.items() if v is not None})
+        budget = cls(_cap(run_cap, "budget_usd"), {k: v for k, v in caps.items() if v is not None},
+                     first_game=first_game)
+        capped = [f"players.{name}.model.budget_usd" for name in unpriced if name in budget.player_caps]
+        if budget.run_cap is not None and unpriced:
+            capped.insert(0, "budget_usd")
+        if capped:
+            raise BudgetError(f"{' and '.join(repr(c) for c in capped)} cannot be kept: the prices of "
+                              f"{', '.join(unpriced)} are unknown (prices: unknown), so what it spends is not counted. "
+                              f"Give its list prices (players.{unpriced[0]}.model.prices.input=..., output=...) or "
+                              "drop the cap.")
+        return budget
 
     @property
     def active(self) -> bool:
@@ -79,16 +108,17 @@ class Budget:
         """Why `player` may spend nothing more (its cap or the run's is reached), or None."""
         cap = self.player_caps.get(player)
         if cap is not None and self.spent[player] >= cap:
-            return f"{player} has spent ${self.spent[player]:.4f} of its budget ${cap:.2f} (players.{player}.model.budget_usd)"
+            return _refusal(player, self.spent[player], self.spent[player], cap, f"players.{player}.model.budget_usd")
         total = sum(self.spent.values())
         if self.run_cap is not None and total >= self.run_cap:
-            return f"the run has spent ${total:.4f} of its budget ${self.run_cap:.2f} (budget_usd)"
+            return _refusal("the run", total, total, self.run_cap, "budget_usd")
         return None
 
     def _expected(self, player: str) -> float:
-        """The player's mean cost per stored game (its spend outside the games left out)."""
+        """The player's mean cost per stored game (its spend outside the games left out); before any, the spend
+        estimate's cost of a game."""
         in_games = self.spent[player] - self.outside.get(player, 0.0)
-        return in_games / self.games[player] if self.games[player] else 0.0
+        return in_games / self.games[player] if self.games[player] else self.first_game.get(player, 0.0)
 
     def admit(self, spec: GameSpec) -> str | None:
         """None to start the game (and count it in flight), or why not."""
@@ -98,14 +128,14 @@ class Budget:
             if cap is not None:
                 ahead = self.spent[player] + (self.in_flight[player] + 1) * self._expected(player)
                 if self.spent[player] >= cap or ahead > cap:
-                    return self._stop(f"{player} has spent ${self.spent[player]:.4f} of its budget ${cap:.2f} "
-                                      f"(players.{player}.model.budget_usd)")
+                    return self._stop(_refusal(player, self.spent[player], ahead, cap,
+                                               f"players.{player}.model.budget_usd"))
         if self.run_cap is not None:
             total = sum(self.spent.values())
             ahead = total + sum(n * self._expected(p) for p, n in self.in_flight.items()) + sum(
                 self._expected(p) for p in players)
             if total >= self.run_cap or ahead > self.run_cap:
-                return self._stop(f"the run has spent ${total:.4f} of its budget ${self.run_cap:.2f} (budget_usd)")
+                return self._stop(_refusal("the run", total, ahead, self.run_cap, "budget_usd"))
         self.in_flight.update(players)
         return None
 

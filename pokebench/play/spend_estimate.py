@@ -2,8 +2,8 @@
 
 Per game of an LLM player: :data:`DECISIONS_PER_GAME` answers. Each request carries the game's whole
 conversation so far, :data:`INPUT_TOKENS_PER_DECISION` tokens on average, of which
-:data:`NEW_TOKENS_PER_DECISION` are new (priced at ``cache_write`` when the model prices it, else at
-``input``); the rest is read from the provider's prompt cache (``cached_input``, else ``input``). The answer
+:data:`NEW_TOKENS_PER_DECISION` are new (priced at the higher of ``input`` and ``cache_write``: a provider that
+reports no cache writes charges them as input, one that does at its write price); the rest is read from the provider's prompt cache (``cached_input``, else ``input``). The answer
 is :data:`OUTPUT_TOKENS` tokens for the model's reasoning level. A refining player adds, for every epoch but
 the first of a learning run, one refiner request per part of the harness (:data:`REFINER_TOKENS`).
 
@@ -60,6 +60,11 @@ def _price(prices: Mapping[str, Any], key: str, fallback: str = "input") -> floa
     return float(value if value is not None else prices.get(fallback) or 0.0)
 
 
+def _new_price(prices: Mapping[str, Any]) -> float:
+    """The price of new input tokens: the higher of input and cache write (see the module docstring)."""
+    return max(_price(prices, "input"), _price(prices, "cache_write"))
+
+
 def _prices(model: Mapping[str, Any]) -> Mapping[str, Any]:
     """`model`'s list prices; none for ``prices: unknown`` (a model run without prices: nothing to estimate)."""
     prices = model.get("prices")
@@ -84,14 +89,14 @@ def decision_usd(model: Mapping[str, Any]) -> float:
     prices = _prices(model)
     output = OUTPUT_TOKENS.get(str(model.get("reasoning") or "none"), OUTPUT_TOKENS["high"])
     new, cached = NEW_TOKENS_PER_DECISION, INPUT_TOKENS_PER_DECISION - NEW_TOKENS_PER_DECISION
-    return (new * _price(prices, "cache_write") + cached * _price(prices, "cached_input")
+    return (new * _new_price(prices) + cached * _price(prices, "cached_input")
             + output * _price(prices, "output")) / 1e6
 
 
 def refinement_usd(model: Mapping[str, Any]) -> float:
     """One refinement's estimated USD (its four passes; passes 2-4 read the games from the cache)."""
     prices = _prices(model)
-    first = REFINER_TOKENS["input"] * _price(prices, "cache_write")
+    first = REFINER_TOKENS["input"] * _new_price(prices)
     later = (REFINER_PASSES - 1) * REFINER_TOKENS["input"] * _price(prices, "cached_input")
     return (first + later + REFINER_PASSES * REFINER_TOKENS["output"] * _price(prices, "output")) / 1e6
 
