@@ -69,6 +69,10 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
      "'players.fp.max_in_flight' must be 1 or more"),
     (["+player@players.noisy=max_damage_noisy", "players.noisy.epsilon=1.5"],
      "Player 'noisy': epsilon must be a probability from 0 to 1"),
+    (["+player@players.local=llm", "+model@players.local.model=local", "players.local.model.backoff_base=-1",
+      "matchups=[[local,random]]"], "model local: backoff_base must be a number of seconds of at least 0, not -1"),
+    (["+player@players.local=llm", "+model@players.local.model=local", "players.local.model.retry_after_max=abc",
+      "matchups=[[local,random]]"], "model local: retry_after_max must be a number of seconds of at least 0, not 'abc'"),
     (["publish=maybe"], "'publish' must be true (publish data/site/NAME/ when the run ends) or false, not 'maybe'"),
     (["+players.extra=1"], "Player 'extra' is 1, not a player's config: add a player from conf/player/ with e.g. "
                            "'+player@players.extra=random'"),

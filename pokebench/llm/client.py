@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import os
 import random
 import socket
@@ -132,7 +133,14 @@ class ModelConfig:
                       request=dict(values.get("request") or {}))
         for key in ("timeout", "backoff_base", "backoff_max", "retry_after_max", "budget_usd"):
             if values.get(key) is not None:
-                values[key] = float(values[key])
+                try:
+                    values[key] = float(values[key])
+                except (TypeError, ValueError):
+                    values[key] = math.nan
+                if not math.isfinite(values[key]) or values[key] < 0:
+                    raise ModelConfigError(f"model {values['name']}: {key} must be a number of "
+                                           f"{'US dollars' if key == 'budget_usd' else 'seconds'} of at least 0, "
+                                           f"not {raw[key]!r}")
         if int(values.get("max_attempts", 1)) < 1:
             raise ModelConfigError("max_attempts must be at least 1")
         if not isinstance(values.get("max_answer_chars", 1), int) or values.get("max_answer_chars", 1) < 1:
