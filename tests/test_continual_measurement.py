@@ -261,7 +261,7 @@ def _epoch_run(api: LocalOpenAI, work_root: Path, budget: Budget) -> set[str]:
 
 
 @pytest.mark.parametrize("cap", ["player", "run"])
-def test_refiner_spend_counts_in_the_budgets_and_in_the_summary(api, tmp_path, cap):
+def test_refiner_spend_counts_in_the_budgets_and_in_the_summary(api, tmp_path, cap, caplog):
     api.requests.clear()
     api.policy = lambda r: NO_EDITS
     budget = Budget(1e-6, {}) if cap == "run" else Budget(None, {"ch": 1e-6})
@@ -273,6 +273,7 @@ def test_refiner_spend_counts_in_the_budgets_and_in_the_summary(api, tmp_path, c
     assert spent > 0 and len(_refiner_requests(api)) == 4
     assert budget.outside == {"ch": pytest.approx(spent)} and budget.spent["ch"] == pytest.approx(spent)
     assert budget.stopped and ("ch has spent" if cap == "player" else "the run has spent") in budget.stopped
+    assert "harness errors" not in caplog.text  # the games the cap did not start are not harness errors
     with RunStores(tmp_path / "run") as stores:
         summary = run_summary(stores, "r", set(), ThisStart(), None, budget)
     line = next(line for line in summary.splitlines() if line.strip().startswith("ch "))

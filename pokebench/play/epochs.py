@@ -132,8 +132,9 @@ async def play_in_epochs(specs: list[GameSpec], factories: dict[str, Any], work_
         first = _first_pair(block)
         earlier = [s for s in specs if s.pair < first]
         if any(s.game_id not in done for s in earlier):
-            log.warning("Games before pair %d are missing (harness errors): the run stops at this epoch barrier; "
-                        "start it again to replay them first.", first)
+            if budget is None or budget.stopped is None:  # a cap that stopped starting games has said so
+                log.warning("Games before pair %d are missing (harness errors): the run stops at this epoch "
+                            "barrier; start it again to replay them first.", first)
             return
         for name, member in refining.items():
             assert member.epoch_pairs is not None
