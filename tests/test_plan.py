@@ -138,6 +138,17 @@ def test_the_spend_estimate_takes_any_players_config_and_leaves_the_checks_to_th
     assert spend_before(config("+run=bots-smoke", "+players.extra=1"), "t", plan_run) == ""
 
 
+def test_the_spend_estimate_keeps_a_cap_the_command_gives():
+    """With budget_usd=0.01 it advised starting again with budget_usd=3, a cap 300 times the user's."""
+    with LocalOpenAI() as api:
+        priced = ["players.local.model.prices.input=3", "players.local.model.prices.output=15",
+                  f"players.local.model.base_url={api.base_url}"]
+        free = spend_before(config("+run=llm-smoke", *priced), "t", plan_run)
+        capped = spend_before(config("+run=llm-smoke", *priced, "budget_usd=0.01"), "t", plan_run)
+    assert "To cap it, stop now (Ctrl-C) and start again with budget_usd=1" in free
+    assert "budget_usd=0.01 caps each run" in capped and "To cap it" not in capped
+
+
 @pytest.mark.parametrize(("name", "message"), [
     ("a/b", "Run name 'a/b' cannot be used: a run is one folder of runs/, so its name has no '/'"),
     ("..", "Run name '..' cannot be used"),

@@ -117,9 +117,10 @@ def estimate(players: Mapping[str, Any], games: Mapping[str, int], pairs: int,
     return out
 
 
-def spend_line(est: Estimate, what: str, costliest_run: float) -> str:
+def spend_line(est: Estimate, what: str, costliest_run: float, run_cap: float | None = None) -> str:
     """What the user reads before the first game: the estimate, per player, and what to do about it
-    (`costliest_run`: the estimate of the costliest of its runs, since ``budget_usd`` caps each run)."""
+    (`costliest_run`: the estimate of the costliest of its runs, since ``budget_usd`` caps each run; `run_cap`: the
+    command's ``budget_usd``, if it gives one)."""
     if not est.game_usd:
         return ""
     parts = []
@@ -129,8 +130,10 @@ def spend_line(est: Estimate, what: str, costliest_run: float) -> str:
                      + (f", refiner ${refiner:,.2f}" if refiner else "") + ")")
     cap = max(1, math.ceil(costliest_run * 1.25))
     per_run = "" if costliest_run >= est.total else " (a cap per run: each trajectory and evaluation is a run)"
+    advice = (f"To cap it, stop now (Ctrl-C) and start again with budget_usd={cap}{per_run}" if run_cap is None
+              else f"budget_usd={run_cap:g} caps each run: it stops starting games before the cap would be passed")
     return (f"Estimated spend of {what}: about ${est.total:,.2f} at the models' list prices: {'; '.join(parts)}. "
             f"Assumed per game {DECISIONS_PER_GAME} answers of {INPUT_TOKENS_PER_DECISION:,} input tokens "
             f"({NEW_TOKENS_PER_DECISION} new) and the reasoning level's output tokens (docs/continual-harness.md, "
-            f"\"What a run costs\"). To cap it, stop now (Ctrl-C) and start again with budget_usd={cap}{per_run}; "
+            f"\"What a run costs\"), games already stored included. {advice}; "
             "fewer pairs or trajectories cost proportionally less.")

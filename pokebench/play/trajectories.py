@@ -134,7 +134,7 @@ def spend_before(cfg: DictConfig, name: str, plan: Callable[[DictConfig, str], A
         games.update((spec.p1, spec.p2))
     one = estimate(players, games, int(cfg.pairs), epochs.refining(planned.factories))
     if not k_max:
-        return spend_line(one, f"run '{name}'", one.total)
+        return spend_line(one, f"run '{name}'", one.total, _run_cap(cfg))
     total = Estimate()
     total.add(one, k_max)
     pairs_after = after_pairs(cfg)
@@ -144,4 +144,12 @@ def spend_before(cfg: DictConfig, name: str, plan: Callable[[DictConfig, str], A
         total.add(evaluation, k_max)
     what = (f"{k_max} trajectories of {cfg.pairs} pairs" + (f", each evaluated on {pairs_after} pairs after learning"
                                                               if pairs_after else ""))
-    return spend_line(total, what, max(one.total, evaluation.total))
+    return spend_line(total, what, max(one.total, evaluation.total), _run_cap(cfg))
+
+
+def _run_cap(cfg: DictConfig) -> float | None:
+    """The command's ``budget_usd`` as a number (a value that is not is refused by the run, not here)."""
+    try:
+        return None if cfg.get("budget_usd") is None else float(cfg.budget_usd)
+    except (TypeError, ValueError):
+        return None
