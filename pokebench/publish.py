@@ -20,10 +20,10 @@ import shutil
 import sys
 import uuid
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from pokebench.analysis.luck_rows import read_luck
-from pokebench.analysis.quality import read_quality
+from pokebench.analysis.quality import other_settings, read_quality
 from pokebench.analysis.settings import Settings
 from pokebench.paths import RUNS_DIR, SITES_DIR
 from pokebench.results.figures import compute_results
@@ -111,6 +111,17 @@ def default_out_dir(names: Sequence[str]) -> Path:
     return SITES_DIR / names[0]
 
 
+def _say_where_the_analysis_is(run_dirs: Sequence[Path], uids: Iterable[str], analysis: Settings) -> None:
+    """A note on stderr when the caches hold decisions analysed with other settings than those published."""
+    other = other_settings(run_dirs, uids, analysis)
+    if other:
+        found = "; ".join(f"{n} decision(s) with {key.split(',analysis=')[0].replace(',', ', ')}"
+                          for key, n in sorted(other.items()))
+        print(f"publish: note: no decision was analysed with iterations={analysis.iterations}, "
+              f"samples={analysis.samples}, so decision_quality.csv is empty; the runs' analysis holds {found}. "
+              "Publish those with the same --iterations and --samples.", file=sys.stderr)
+
+
 def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str = "max-damage",
             runs_dir: Path | str = RUNS_DIR, n_bootstrap: int = 200, seed: int = 0, level: float = 0.95,
             analyse: bool = False, workers: int = 2, analysis: Settings = Settings()) -> Path:
@@ -132,6 +143,8 @@ def publish(names: Sequence[str], out_dir: Path | str | None = None, anchor: str
         analyse_runs(names, runs_dir, analysis, workers=workers)
     with publishing(out), load_runs(names, runs_dir) as data:
         quality, spread = read_quality(data.run_dirs, data.games["uid"], analysis)
+        if quality.empty:
+            _say_where_the_analysis_is(data.run_dirs, data.games["uid"], analysis)
         luck, luck_turns = read_luck(data.run_dirs, data.games)
         results = compute_results(data, anchor=anchor, n_bootstrap=n_bootstrap, seed=seed, level=level,
                                   quality=quality, quality_spread=spread, luck=luck, luck_turns=luck_turns)

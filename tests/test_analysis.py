@@ -252,6 +252,14 @@ def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_d
     assert "Mean regret" in (out / "index.html").read_text(encoding="utf-8")
     replay = (out / "replays" / f"{table['uid'].iloc[0]}.html").read_text(encoding="utf-8")
     assert "Engine:" in replay and "regret" in replay
+    # published with the default settings, the analysis of other settings is not there: the publish says where it is
+    plain = subprocess.run([sys.executable, "-m", "pokebench.cli.publish", "bots-smoke", "--runs-dir", str(run_dir),
+                            "--out", str(tmp_path / "plain"), "--bootstrap", "5"], env=env, capture_output=True,
+                           text=True, timeout=900)
+    assert plain.returncode == 0 and pd.read_csv(tmp_path / "plain" / "decision_quality.csv").empty
+    assert (f"so decision_quality.csv is empty; the runs' analysis holds {len(table)} decision(s) with "
+            f"iterations={SETTINGS.iterations}, samples={SETTINGS.samples}. Publish those with the same --iterations "
+            "and --samples.") in plain.stderr, plain.stderr[-2000:]
 
 
 def test_a_player_searching_with_the_analysis_engine_is_flagged_beside_its_decision_quality(showdown, tmp_path) -> None:

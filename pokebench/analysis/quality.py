@@ -104,6 +104,19 @@ def read_quality(run_dirs: Sequence[Path], uids: Iterable[str], settings: Settin
     return quality_rows(unique.values()), spread_rows(list(unique.values()))
 
 
+def other_settings(run_dirs: Sequence[Path], uids: Iterable[str], settings: Settings) -> dict[str, int]:
+    """Decisions of the games `uids` that the runs' caches hold analysed with settings other than `settings`, per
+    settings key (what a publish with other settings than the analysis's would leave out)."""
+    wanted = set(uids)
+    engine = engine_version() or None
+    found: dict[str, set[tuple[str, int]]] = {}
+    for run_dir in run_dirs:
+        for e in read_entries(cache_path(run_dir), engine):
+            if e["uid"] in wanted and e.get("settings") != settings.key:
+                found.setdefault(str(e.get("settings")), set()).add((e["uid"], e["index"]))
+    return {key: len(decisions) for key, decisions in found.items()}
+
+
 def bootstrap_means(sums: np.ndarray, counts: np.ndarray, n_bootstrap: int, rng: np.random.Generator,
                     size: int | None = None) -> np.ndarray:
     """The mean over decisions of each of `n_bootstrap` resamples of `size` whole games (default: as many as

@@ -39,9 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "luck_turns.csv hold what is cached)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes of --analyse (default: 2)")
     parser.add_argument("--iterations", type=int, default=Settings.iterations,
-                        help=f"the analysis's MCTS iterations per position (default: {Settings.iterations})")
+                        help="the decision analysis to publish: the MCTS iterations per position that `pokebench "
+                             f"analyse` (or --analyse) searched with (default: {Settings.iterations})")
     parser.add_argument("--samples", type=int, default=Settings.samples,
-                        help=f"the analysis's sampled positions per decision (default: {Settings.samples})")
+                        help="the decision analysis to publish: the sampled positions per decision it searched "
+                             f"(default: {Settings.samples})")
     args = parser.parse_args(argv)
     if args.bootstrap < 0:
         parser.error("--bootstrap must be 0 or more")
