@@ -297,11 +297,12 @@ def test_a_key_refused_mid_run_stops_the_run_at_once_with_the_resume_command(tmp
 def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(showdown, tmp_path, api):
     prices = ["players.local.model.prices.input=3", "players.local.model.prices.cached_input=0.3",
               "players.local.model.prices.output=15"]
-    # before any game is stored, a game is expected to cost the spend estimate's $0.23 (45 answers of 8,000 tokens):
+    # (the $0.0002 spent: the pre-flight request) before any game is stored, a game is expected to cost the spend
+    # estimate's $0.23 (45 answers of 8,000 tokens):
     # the first is started, not the second beside it (both were, whatever the cap: nothing stored, nothing expected)
     proc = run_cli(tmp_path, api, *prices, "budget_usd=0.3", "players.local.model.max_in_flight=2", server=showdown)
     assert proc.returncode == 4, proc.stderr[-2000:]
-    assert ("The run stopped starting games: the run has spent $0.0000 of its budget $0.3 (budget_usd), and the games "
+    assert ("The run stopped starting games: the run has spent $0.0002 of its budget $0.3 (budget_usd), and the games "
             "in flight and the next are expected to cost $0.4558 more") in proc.stderr, proc.stderr[-2000:]
     games, _, decisions, _ = stored(tmp_path)
     assert len(games) == 1  # the first game was played, the second not started
@@ -313,7 +314,13 @@ def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(showdown, tmp_path, 
     games, _, decisions, _ = stored(tmp_path)
     assert len(games) == 2 and games.game_id.is_unique and set(decisions.game_id) == set(games.game_id)
     assert "Run 'llm-smoke': 1 game(s) played now; 2 of 2 stored in all." in proc.stdout
-    assert f"${decisions.cost_usd.sum():,.4f}" in proc.stdout and decisions.cost_usd.sum() > first_cost
+    # each start's pre-flight request is a paid answer of no game: kept in the store, counted in the spend
+    with RunStore.open_existing(tmp_path / "runs" / "llm-smoke" / "store.sqlite") as store:
+        requests = store.preflight()
+    assert len(requests) == 2 and all(r["player"] == "local" and r["cost_usd"] > 0 for r in requests)
+    preflight = sum(r["cost_usd"] for r in requests)
+    assert f"of which pre-flight requests (one per model and start): ${preflight:,.4f}" in proc.stdout
+    assert f"${decisions.cost_usd.sum() + preflight:,.4f}" in proc.stdout and decisions.cost_usd.sum() > first_cost
     assert "Leaderboard:" in proc.stdout and "Spend by model" in proc.stdout
     no_secret_in(tmp_path)
 

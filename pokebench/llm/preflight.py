@@ -32,6 +32,13 @@ class Probe:
     def cost_usd(self) -> float | None:
         return cost_usd(self.completion.usage, self.config.prices)
 
+    def record(self) -> dict[str, Any]:
+        """What the run's store keeps of it (:meth:`RunStore.save_preflight`): a paid answer of no game."""
+        usage = self.completion.usage
+        return {"player": self.player, "model": self.config.model, "served_model": self.completion.served_model,
+                "cost_usd": self.cost_usd, "input_tokens": usage.input_tokens,
+                "cached_input_tokens": usage.cached_input_tokens, "output_tokens": usage.output_tokens}
+
 
 def model_configs(players: Mapping[str, Mapping[str, Any]]) -> dict[str, ModelConfig]:
     """The players of a run that play through a model config (``model:`` in their player config)."""

@@ -62,6 +62,8 @@ class Budget:
 
     #: A game's expected cost per player before any of its games is stored (the spend estimate's).
     first_game: dict[str, float] = field(default_factory=dict)
+    #: Pre-flight requests per player (all starts), in `spent` too.
+    preflight: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, run_cap: Any, players: Mapping[str, Mapping[str, Any]]) -> "Budget":
@@ -96,7 +98,13 @@ class Budget:
         """Start from what the run's stores hold (:meth:`RunStore.spend_by_player`)."""
         for player, row in spend.items():
             self.spent[player] += row.get("cost_usd") or 0.0
+            self.preflight[player] = self.preflight.get(player, 0.0) + (row.get("preflight_cost_usd") or 0.0)
         self.games.update(games_per_player)
+
+    def spend_outside_games(self, player: str, usd: float) -> None:
+        """`player` spent `usd` more on no game (a pre-flight request of this start): it counts in every cap."""
+        self.spent[player] += usd
+        self.preflight[player] = self.preflight.get(player, 0.0) + usd
 
     def spend_outside(self, player: str, total: float, note: str = "") -> None:
         """`player`'s spend outside its games (all starts) is now `total` USD: it counts in every cap."""
@@ -117,7 +125,7 @@ class Budget:
     def _expected(self, player: str) -> float:
         """The player's mean cost per stored game (its spend outside the games left out); before any, the spend
         estimate's cost of a game."""
-        in_games = self.spent[player] - self.outside.get(player, 0.0)
+        in_games = self.spent[player] - self.outside.get(player, 0.0) - self.preflight.get(player, 0.0)
         return in_games / self.games[player] if self.games[player] else self.first_game.get(player, 0.0)
 
     def admit(self, spec: GameSpec) -> str | None:

@@ -219,15 +219,18 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                         probes = probe_models(models)
                     except PreflightError as err:
                         raise ConfigError(str(err)) from None
-                    now.preflight_cost_usd = sum(p.cost_usd or 0.0 for p in probes)
+                    now.preflight = [probe.record() for probe in probes]
                     for probe in probes:
                         log.info("  %s answers as '%s'.", probe.player, printable(probe.completion.served_model or "?"))
                 budget.load(stores.spend_by_player(), games_per_player(stores.games()))
+                for request in now.preflight:  # this start's: in the store once it is bound, below
+                    budget.spend_outside_games(request["player"], request["cost_usd"] or 0.0)
                 log_name = "showdown.log" if plan.shard is None else f"showdown-shard-{plan.shard[0]}-of-{plan.shard[1]}.log"
                 log.info("Starting the Showdown server%s.", "" if cfg.server.port is None else f" connection (port {cfg.server.port})")
                 server = stack.enter_context(_server(cfg, run_dir / log_name))
                 check_format(cfg.format, run_main(ask_format(server, cfg.format)), plan.settings.rolls)
                 bind_own_store()
+                stores.own.save_preflight(now.preflight)
                 run_main(play_run(plan, stores, server, budget, now))
             else:
                 bind_own_store()

@@ -72,7 +72,8 @@ class ThisStart:
     harness_errors: Counter[str] = field(default_factory=Counter)
     not_started: int = 0
     stop_reason: StopReason | None = None  # the first one; a run stops once
-    preflight_cost_usd: float = 0.0
+    #: This start's pre-flight requests (:meth:`RunStore.save_preflight` keeps them once the store is bound).
+    preflight: list[dict[str, Any]] = field(default_factory=list)
 
 
 def games_per_player(games: pd.DataFrame) -> dict[str, int]:
@@ -211,8 +212,9 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
             lines.append(f"  {player:<20} {money(row['cost_usd'])}  {int(row['answers'])} answers, "
                          f"{int(row['input_tokens']):,} input tokens ({cached:.0%} cached), "
                          f"{int(row['output_tokens']):,} output{voided}")
-        if now.preflight_cost_usd:
-            lines.append(f"  pre-flight requests: {money(now.preflight_cost_usd)}")
+        preflight = sum(row.get("preflight_cost_usd", 0.0) for row in spend.values())
+        if preflight:
+            lines.append(f"  of which pre-flight requests (one per model and start): {money(preflight)}")
     if budget is not None and budget.outside:
         lines.append("Spend outside the games (a harness refiner between epochs; all starts; in the budgets):")
         for player, usd in sorted(budget.outside.items()):

@@ -316,7 +316,21 @@ class RunStore:
 
     def starts(self) -> list[dict[str, Any]]:
         """Every start of the run on this store, oldest first: ``{"host", "pid", "at"}``."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'starts'").fetchone()
+        return self._meta_list("starts")
+
+    def save_preflight(self, requests: Iterable[dict[str, Any]]) -> None:
+        """Add a start's pre-flight requests (one per model, before any game: paid answers of no game), each
+        ``{"player", "cost_usd", "input_tokens", "cached_input_tokens", "output_tokens", ...}``."""
+        with self._writing():
+            kept = self.preflight() + [dict(r, at=utc_now()) for r in requests]
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('preflight', ?)", (json.dumps(kept),))
+
+    def preflight(self) -> list[dict[str, Any]]:
+        """Every start's pre-flight requests (:meth:`save_preflight`), oldest first."""
+        return self._meta_list("preflight")
+
+    def _meta_list(self, key: str) -> list[dict[str, Any]]:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else []
 
     # ---- writing --------------------------------------------------------------------------
@@ -396,15 +410,26 @@ class RunStore:
         return pd.DataFrame(rows)
 
     def spend_by_player(self) -> dict[str, dict[str, float]]:
-        """Per player: cost (US dollars) and tokens of every answer, in stored and in voided games."""
+        """Per player: cost (US dollars) and tokens of every answer, in stored and in voided games, and of the
+        pre-flight requests (in `cost_usd` and the tokens, not in `answers`; apart in `preflight_cost_usd`)."""
         out: dict[str, dict[str, float]] = {}
+
+        def row_of(player: str) -> dict[str, float]:
+            return out.setdefault(player, {"cost_usd": 0.0, "input_tokens": 0, "cached_input_tokens": 0,
+                                           "output_tokens": 0, "answers": 0, "voided_cost_usd": 0.0,
+                                           "preflight_cost_usd": 0.0})
+
+        for request in self.preflight():
+            row = row_of(str(request["player"]))
+            for key in ("cost_usd", "input_tokens", "cached_input_tokens", "output_tokens"):
+                row[key] += request.get(key) or 0
+            row["preflight_cost_usd"] += request.get("cost_usd") or 0.0
         for table in ("decisions", "voided_decisions"):
             query = (f"SELECT player, SUM(json_extract(data, '$.cost_usd')), SUM(json_extract(data, '$.input_tokens')),"
                      f" SUM(json_extract(data, '$.cached_input_tokens')), SUM(json_extract(data, '$.output_tokens')),"
                      f" COUNT(*) FROM {table} GROUP BY player")
             for player, cost, inp, cached, output, answers in self.db.execute(query):
-                row = out.setdefault(player, {"cost_usd": 0.0, "input_tokens": 0, "cached_input_tokens": 0,
-                                              "output_tokens": 0, "answers": 0, "voided_cost_usd": 0.0})
+                row = row_of(player)
                 row["cost_usd"] += cost or 0.0
                 row["input_tokens"] += inp or 0
                 row["cached_input_tokens"] += cached or 0
