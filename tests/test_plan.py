@@ -128,6 +128,18 @@ def test_a_format_the_pinned_server_cannot_play_is_refused_before_any_game(tmp_p
     assert not list(tmp_path.rglob("store.sqlite"))
 
 
+def test_every_problem_of_a_config_is_said_at_once():
+    """README: a run "says everything wrong at once"; it said the first problem of its settings only."""
+    with pytest.raises(ConfigError) as refused:
+        plan_run(config("+run=bots-smoke", "pairs=0", "concurrency=-1", "seed_text=", "anchor=nobody",
+                        "+players.extra=1"), "t")
+    said = str(refused.value)
+    for problem in ("'pairs' must be a positive whole number, not 0", "'concurrency' must be a positive whole number",
+                    "'seed_text' must be a non-empty text", "The anchor 'nobody' is not a player",
+                    "Player 'extra' is 1, not a player's config"):
+        assert problem in said, said
+
+
 def test_the_spend_estimate_takes_any_players_config_and_leaves_the_checks_to_the_plan():
     """The estimate printed before the plan's checks crashed with a traceback on a model run without prices (README:
     `players.X.model.prices=unknown`) and on a player that is not a config (`+players.extra=1`)."""

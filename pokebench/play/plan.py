@@ -329,35 +329,66 @@ def fingerprint(cfg: DictConfig, classes: dict[str, type]) -> dict[str, Any]:
     }
 
 
-def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
-    """Check the whole config and list the run's games, before anything is played."""
-    check_keys(cfg)
-    check_run_name(run_name)
+def _progress_interval() -> None:
     try:
         plain_every()  # the environment's progress interval, checked before any game
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    pairs = _positive_int(cfg, "pairs")
-    concurrency = _positive_int(cfg, "concurrency")
-    turn_limit = _positive_int(cfg, "turn_limit")
-    retry_rounds = _positive_int(cfg, "retry_rounds", minimum=0)
-    _positive_seconds(cfg.stall_timeout, "stall_timeout")
-    _positive_seconds(cfg.server.liveness_timeout, "server.liveness_timeout")
-    check_server(cfg.server)
-    seed_text = check_seed_text(cfg.seed_text)
-    if not isinstance(cfg.format, str) or not cfg.format.strip():
-        raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {cfg.format!r}.")
-    rolls = check_rolls(cfg.rolls)
-    if not isinstance(cfg.get("publish", True), bool):
-        raise ConfigError(f"'publish' must be true (publish data/site/NAME/ when the run ends) or false, "
-                          f"not {cfg.publish!r}.")
-    settings = RunSettings(seed_text, cfg.format, turn_limit, concurrency, retry_rounds,
-                           float(cfg.stall_timeout), float(cfg.server.liveness_timeout), rolls)
-    if not cfg.players:
-        raise ConfigError("The run has no players. Choose a run with `+run=NAME` (runs: " + ", ".join(available_runs()) + ").")
-    names = [str(name) for name in cfg.players]
-    for name in names:
-        check_player_name(name)
+
+
+def _check_format_name(value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"'format' must name a Showdown format, e.g. format=gen9randombattle, not {value!r}.")
+
+
+def _check_publish(value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(f"'publish' must be true (publish data/site/NAME/ when the run ends) or false, not {value!r}.")
+
+
+class _Problems:
+    """The config problems found so far: a run says everything wrong with its settings at once."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def check(self, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`check(*args, **kwargs)`, or None with its ConfigError noted."""
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as err:
+            self.found.append(str(err))
+            return None
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise ConfigError("\n".join(dict.fromkeys(self.found)))
+
+
+def _run_settings(cfg: DictConfig, run_name: str, problems: _Problems) -> tuple[RunSettings, int] | None:
+    """The run's own settings (not its players') and `pairs`; None with their problems noted in `problems`."""
+    problems.check(check_keys, cfg)
+    problems.check(check_run_name, run_name)
+    problems.check(_progress_interval)
+    pairs = problems.check(_positive_int, cfg, "pairs")
+    concurrency = problems.check(_positive_int, cfg, "concurrency")
+    turn_limit = problems.check(_positive_int, cfg, "turn_limit")
+    retry_rounds = problems.check(_positive_int, cfg, "retry_rounds", minimum=0)
+    problems.check(_positive_seconds, cfg.get("stall_timeout"), "stall_timeout")
+    problems.check(_positive_seconds, cfg.server.get("liveness_timeout"), "server.liveness_timeout")
+    problems.check(check_server, cfg.server)
+    seed_text = problems.check(check_seed_text, cfg.get("seed_text"))
+    problems.check(_check_format_name, cfg.get("format"))
+    rolls = problems.check(check_rolls, cfg.get("rolls"))
+    problems.check(_check_publish, cfg.get("publish", True))
+    if problems.found:
+        return None
+    return RunSettings(seed_text, cfg.format, turn_limit, concurrency, retry_rounds, float(cfg.stall_timeout),
+                       float(cfg.server.liveness_timeout), rolls), pairs
+
+
+def _matchups(cfg: DictConfig, names: list[str]) -> list[tuple[str, str]]:
+    """The run's matchups (`matchups`: "all" or a list of pairs), checked."""
     try:
         listed = OmegaConf.to_object(cfg.matchups) if OmegaConf.is_config(cfg.matchups) else cfg.matchups
         if not isinstance(listed, (str, list)):
@@ -369,14 +400,30 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
     if not matchups:
         raise ConfigError("The run has no matchups: it needs at least two players.")
     check_matchups(matchups)
-    if cfg.publish and cfg.anchor not in names:
-        raise ConfigError(f"The anchor {cfg.anchor!r} is not a player of this run ({', '.join(names)}): its rating "
-                          "fixes the published scale. Set anchor=NAME to one of them, or publish=false and publish "
-                          "the run together with a run that has the anchor (pokebench-publish RUN1 RUN2).")
+    return matchups
+
+
+def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
+    """Check the whole config and list the run's games, before anything is played: every problem found is said
+    at once (the run's settings, its players and matchups; what depends on a setting found wrong is not checked)."""
+    problems = _Problems()
+    checked = _run_settings(cfg, run_name, problems)
+    if not cfg.players:
+        problems.found.append("The run has no players. Choose a run with `+run=NAME` (runs: "
+                              + ", ".join(available_runs()) + ").")
+        problems.raise_any()
+    names = [str(name) for name in cfg.players]
+    for name in names:
+        problems.check(check_player_name, name)
+    matchups = problems.check(_matchups, cfg, names)
+    if cfg.publish is True and cfg.anchor not in names:
+        problems.found.append(
+            f"The anchor {cfg.anchor!r} is not a player of this run ({', '.join(names)}): its rating fixes the "
+            "published scale. Set anchor=NAME to one of them, or publish=false and publish the run together with a "
+            "run that has the anchor (pokebench-publish RUN1 RUN2).")
     factories: dict[str, Callable[..., Any] | ExternalCompetitor] = {}
     limits: dict[str, int] = {}
     classes: dict[str, type] = {}
-    problems: list[str] = []
     for name in names:  # check every player, so that one run says everything that is missing at once
         try:
             classes[name] = _player_class(name, cfg.players[name])
@@ -387,12 +434,14 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
                                   "for format=gen9randombattle).")
             factories[name], limit = player_factory(name, cfg.players[name], classes[name])
         except ConfigError as err:
-            problems.append(str(err))
+            problems.found.append(str(err))
             continue
         if limit:
             limits[name] = limit
-    if problems:
-        raise ConfigError("\n".join(problems))
+    problems.raise_any()
+    assert checked is not None and matchups is not None
+    settings, pairs = checked
+    seed_text, rolls = settings.seed_text, settings.rolls
     both_external = [f"{a}-vs-{b}" for a, b in matchups
                      if isinstance(factories[a], ExternalCompetitor) and isinstance(factories[b], ExternalCompetitor)]
     if both_external:
