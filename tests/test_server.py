@@ -408,6 +408,11 @@ def test_runs_can_use_a_server_that_is_already_running(showdown):
     with pytest.raises(ServerError, match="No PokéBench Showdown server answers"):
         with RemoteShowdown("127.0.0.1", 9, "token"):
             pass
+    # a wrong token: the server answers and refuses it (it was "No PokéBench Showdown server answers ... ()")
+    with pytest.raises(ServerError, match="answers, but the server refused the harness's login: it was started "
+                                          "with another admin token. Set POKEBENCH_ADMIN_TOKEN"):
+        with RemoteShowdown("127.0.0.1", showdown.address.port, "not-" + showdown.admin_token):
+            pass
 
 
 def test_the_server_exits_when_its_harness_dies_even_while_its_start_up_blocks(tmp_path):

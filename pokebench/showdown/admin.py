@@ -38,6 +38,10 @@ class SimulatorCrashed(AdminError):
 HARNESS_NAME_PREFIX = "pb"
 
 
+#: What the plugin says when a harness name's login token does not match its admin token.
+REFUSED_LOGIN = "are reserved for the PokéBench harness"
+
+
 def login_token(admin_token: str, username: str) -> str:
     """The token a harness user sends with ``/trn NAME,0,TOKEN`` (HMAC-SHA256 of its user id)."""
     userid = "".join(c for c in username.lower() if c.isalnum())
@@ -54,6 +58,7 @@ class AdminClient:
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._logged_in = asyncio.Event()
+        self._refused: str | None = None  # why the server refused the login (another admin token)
         self._replies: dict[tuple[str, str], asyncio.Future[str]] = {}
         self._records: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.closed = asyncio.Event()
@@ -62,6 +67,9 @@ class AdminClient:
         self._ws = await asyncio.wait_for(connect(self.address.websocket_url, max_size=None), self.timeout)
         self._reader = asyncio.create_task(self._read())
         await asyncio.wait_for(self._logged_in.wait(), self.timeout)
+        if self._refused is not None:
+            await self.__aexit__()
+            raise AdminError(self._refused)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -99,6 +107,9 @@ class AdminClient:
             name, logged_in = line.split("|")[2:4]
             if name.strip().lstrip(" ").lower().startswith(self.username) and logged_in == "1":
                 self._logged_in.set()
+        elif line.startswith("|nametaken|") and REFUSED_LOGIN in line:  # not a name in use: the token is not its
+            self._refused = "the server refused the harness's login: it was started with another admin token"
+            self._logged_in.set()
         elif line.startswith("|nametaken|"):
             self.username = f"{HARNESS_NAME_PREFIX}harness{secrets.token_hex(4)}"
             await self._log_in()

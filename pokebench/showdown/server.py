@@ -36,7 +36,7 @@ from typing import BinaryIO, Literal, Sequence
 from pokebench import paths
 from pokebench.showdown import format_list
 from pokebench.showdown.address import ServerAddress
-from pokebench.showdown.admin import ping
+from pokebench.showdown.admin import AdminError, ping
 from pokebench.showdown.errors import ServerError
 from pokebench.showdown.node import export_generated, node_command, node_env, node_version, script_path
 from pokebench.showdown.state import NODE_FLAGS, new_server_root
@@ -397,6 +397,11 @@ class RemoteShowdown:
     def __enter__(self) -> "RemoteShowdown":
         try:
             asyncio.run(ping(self.address, timeout=5.0))
+        except AdminError as err:
+            raise ServerError(
+                f"The PokéBench Showdown server at {self.address.host}:{self.address.port} answers, but {err}. Set "
+                "POKEBENCH_ADMIN_TOKEN to the token `pokebench-server start` printed when it started that server."
+            ) from None
         except (OSError, asyncio.TimeoutError, ConnectionError) as err:
             raise ServerError(
                 f"No PokéBench Showdown server answers at {self.address.host}:{self.address.port} ({err}). "
