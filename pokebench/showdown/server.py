@@ -1,4 +1,4 @@
-"""The pinned Pokémon Showdown server: install it, start it, watch it, stop it.
+"""The pinned Pokémon Showdown server: install it, check it, start it, watch it, stop it.
 
 The embedded default is a child process on a free port of 127.0.0.1 that the
 harness starts itself (:class:`LocalShowdown`). A user can instead point the
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal, Sequence
 
 from pokebench import paths
+from pokebench.invocation import module_command
 from pokebench.showdown import format_list
 from pokebench.showdown.address import ServerAddress
 from pokebench.showdown.admin import AdminError, ping
@@ -423,14 +424,21 @@ class RemoteShowdown:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pokebench-server", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="pokebench-server",
+        description="The pinned Pokémon Showdown server with PokéBench's plugin. A run starts one of its own; "
+                    "these commands install it, check it, or start one that runs point at with server.port=PORT.",
+        epilog=f"Example:\n  pokebench-server start --port 8000\n  export POKEBENCH_ADMIN_TOKEN=...  # as it prints\n"
+               f"  {module_command('+run=bots-smoke', 'server.port=8000')}",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("install", help="install the pinned server (npm ci), PokéBench's config and plugin, and its exported data")
     sub.add_parser("check", help="check that the pinned server is installed and ready")
-    start = sub.add_parser("start", help="run the server in the foreground until Ctrl-C")
-    start.add_argument("--port", type=int, default=8000)
-    start.add_argument("--sim-processes", type=int, default=usable_cpus())
+    start = sub.add_parser("start", help="run the server in the foreground until Ctrl-C; it prints the admin token "
+                                         "that runs on it need (POKEBENCH_ADMIN_TOKEN)")
+    start.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1 (default: 8000)")
+    start.add_argument("--sim-processes", type=int, default=usable_cpus(),
+                       help=f"simulator processes (default: the usable CPUs, {usable_cpus()} here)")
     args = parser.parse_args(argv)
     try:
         if args.command == "install":
