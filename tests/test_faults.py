@@ -330,13 +330,14 @@ def small_disk(tmp_path):
 
 
 def _fill(folder: Path) -> None:
-    with open(folder / "filler", "wb") as out:
-        try:
+    """Fill the disk of `folder` (on a busy machine the run's own writes may have filled it already)."""
+    try:
+        with open(folder / "filler", "wb") as out:
             while True:
                 out.write(b"\0" * 65536)
                 out.flush()
-        except OSError:
-            pass
+    except OSError:
+        pass
 
 
 @pytest.mark.server

@@ -66,6 +66,10 @@ def test_the_wheel_installed_outside_the_checkout_plays_and_publishes_a_run(tmp_
     run("pokebench-publish", "bots-smoke", "--out", str(work / "site-again"))
     assert (work / "site-again" / "ratings.csv").is_file()
     assert "usage" in run("pokebench-replay", "--help").stdout.lower()
+    # every player the wheel lists can be loaded (it listed the README's example, whose bot is a checkout's)
+    listed = run("python", "-c", "import pokebench.paths as p; print(*sorted(f.stem for f in "
+                 "(p.conf_dir() / 'player').glob('*.yaml')))").stdout.split()
+    assert "example" not in listed and {"random", "search", "llm"} <= set(listed)
 
 
 def test_a_user_bot_and_run_outside_the_repository_play_with_config_dir(tmp_path: Path) -> None:
