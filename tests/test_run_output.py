@@ -155,6 +155,11 @@ def test_help_shows_the_chosen_runs_values_and_what_each_setting_does(tmp_path: 
     assert "Settings of run 'bots-smoke' with pairs=7:" in text and "\n  pairs = 7\n      # Mirror pairs per matchup" in text
     assert "pokebench.players.heuristic.HeuristicBot" in text  # the run's players, not the empty default
     assert "\n  server.liveness_timeout = 30\n      # Seconds the server may take" in text
+    # a setting's whole comment, not its first sentence (rolls said only "How each battle draws its random numbers.")
+    rolls = text.split("\n  rolls = stock\n", 1)[1].split("\n  format =", 1)[0]
+    assert "stock: Showdown's own" in rolls and "duplicate: a stream per" in rolls
+    assert all(len(line) <= 120 for line in text.splitlines() if line.startswith("      # "))
+    assert "\n  sequential.target_width = null\n      # the interval width" in text
     assert "bots-smoke" in text.split("Runs: ", 1)[1].splitlines()[0]
     plain = run_cli(tmp_path, "--help")
     assert plain.returncode == 0 and "Settings of every run (the defaults):" in plain.stdout

@@ -1,13 +1,14 @@
 """`python -m pokebench [+run=NAME] [key=value ...] --help`: every setting with its value and what it does.
 
 The values are the composed config of the command line as given (so with ``+run=NAME`` that run's
-players, pairs and matchups), the descriptions the first sentence of each key's comment in
+players, pairs and matchups), the descriptions each key's comment in
 ``conf/config.yaml``. Nothing of the run is imported: the answer takes about a second.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -20,8 +21,8 @@ _KEY = re.compile(r"^( *)([A-Za-z_][\w-]*):")
 
 
 def descriptions(config_file: Path) -> dict[str, str]:
-    """Dotted key -> the first sentence of the comment just above it, or "" (the `hydra` and `defaults` keys
-    left out), in the file's order."""
+    """Dotted key -> the comment just above it, as one line, or "" (the `hydra` and `defaults` keys left out), in
+    the file's order."""
     out: dict[str, str] = {}
     comment: list[str] = []
     parents: list[tuple[int, str]] = []
@@ -39,7 +40,7 @@ def descriptions(config_file: Path) -> dict[str, str]:
         dotted = ".".join([k for _, k in parents] + [key])
         parents.append((indent, key))
         if dotted.split(".")[0] not in ("hydra", "defaults"):
-            out[dotted] = " ".join(comment).split(". ")[0].rstrip(".") + "." if comment else ""
+            out[dotted] = " ".join(line for line in comment if line)
         comment = []
     return out
 
@@ -56,7 +57,8 @@ def _entry(key: str, value: object, about: str, nested: bool) -> list[str]:
         shown = {None: "null", True: "true", False: "false"}.get(value, value) if isinstance(value, (bool, type(None))) \
             else OmegaConf.to_yaml(value).strip() if isinstance(value, (DictConfig, ListConfig)) else value
         head = f"  {key} = {shown}"
-    return [head, *([f"      # {about}"] if about else []), *block]
+    about_lines = textwrap.wrap(about, width=110, initial_indent="      # ", subsequent_indent="      # ")
+    return [head, *about_lines, *block]
 
 
 def settings_help(overrides: Sequence[str]) -> str:
@@ -73,6 +75,8 @@ def settings_help(overrides: Sequence[str]) -> str:
              "Showdown server, stores every game, and publishes Bradley–Terry Elo ratings with intervals.", "",
              f"Usage: {command} +run=NAME [key=value ...]",
              f"       {command} +run=NAME [key=value ...] --help   (that run's settings)",
+             f"       {command} analyse RUN [RUN ...] --help   (score a run's decisions, measure its luck)",
+             f"       {command} export-training RUN --help   (a run's decisions as training data)",
              "Runs: " + ", ".join(runs),
              "Players: " + ", ".join(sorted(p.stem for p in (conf / "player").glob("*.yaml"))),
              "Models: " + ", ".join(sorted(p.stem for p in (conf / "model").glob("*.yaml"))),
@@ -87,6 +91,6 @@ def settings_help(overrides: Sequence[str]) -> str:
               f"  {command} +run=bots-smoke",
               f"  {command} +run=bots-calibration pairs=200 concurrency=8",
               f"  {command} +run=bots-smoke name=my-copy seed_text=other",
-              "A run is safe to start again: it plays only the games that are missing. Every setting is explained "
-              "in conf/config.yaml."]
+              f"A run is safe to start again: it plays only the games that are missing. The settings are those of "
+              f"{conf / 'config.yaml'}."]
     return "\n".join(lines)

@@ -124,8 +124,9 @@ def _pair_label(grp: pd.DataFrame, a: str, b: str, me: str | None = None) -> str
         return "split 1–1"
     mine = wins == 2 or (wins == 1 and ties == 1)
     if me is not None:
-        verb = "won" if mine else "lost"
-        return f"{verb} 2–0" if ties == 0 else f"{verb} one, tied one"
+        if ties:
+            return f"{'won' if mine else 'lost'} one, tied one"
+        return "won 2–0" if mine else "lost 0–2"  # the player's score first, as in its page's pair table
     winner = a if mine else b
     return f"{winner} won 2–0" if ties == 0 else f"{winner} won one, tied one"
 
