@@ -262,6 +262,10 @@ def test_per_player_figures_follow_the_method() -> None:
     assert sparse.loc["llm", "output_tokens_per_decision"] == pytest.approx(100)
     assert sparse.loc["llm", ["cost_per_game", "seconds_per_decision", "reask_rate", "random_pick_rate"]].isna().all()
     assert per_player_figures(games, pd.DataFrame())[list(FIGURE_COLUMNS)].isna().all().all()
+    # a request that ended in an error (cut off by a stop; a context too long) is a row, not an answer
+    failed = pd.concat([dec.assign(extra="{}"), pd.DataFrame([dict(game_id="g3", player="llm", model="m", side="p1",
+                                                                   decision=1, extra='{"error": "context_length"}')])])
+    assert per_player_figures(games, failed).set_index("player").loc["llm", "answers"] == 4
 
 
 # ---- merging runs -----------------------------------------------------------------------------

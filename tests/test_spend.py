@@ -21,6 +21,7 @@ from support.games import REPO_DIR
 from support.llm import reset_api
 from support.processes import wait_for
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply, hashed_policy
+from pokebench.results.store import RunStore
 
 pytestmark = pytest.mark.server  # needs the pinned server set up (make setup)
 
@@ -120,6 +121,10 @@ def test_a_stopped_run_records_every_answer_served(tmp_path, api, how, code, sai
     rows = recorded(tmp_path)
     assert_every_served_answer_recorded(rows, policy.served)
     assert rows["voided_decisions"] > 0 and rows["harness_errors"] >= 1  # the games in flight, voided
+    # the summary's answers are the requests answered: a request cut off in flight is a row, not an answer
+    with RunStore.open_existing(tmp_path / "runs" / "llm-smoke" / "store.sqlite") as store:
+        answers = store.spend_by_player()["local"]["answers"]
+    assert answers == rows["decisions"] + rows["voided_decisions"] - rows["cancelled"]
 
 
 def test_a_key_refused_mid_run_leaves_every_served_answer_recorded(tmp_path, api):

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pokebench.plugins import TABLE_PLUGINS, load_plugins
-from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing, model_calls
+from pokebench.results.loading import PublishError, RunData, check_publishable, is_missing, model_answers
 from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.ratings import (INTERVAL_RULE, LUCK_COLUMNS, RANK_RULE, RatingsError, fit_ratings, head_to_head,
                                        luck_figures, with_luck)
@@ -142,7 +142,7 @@ def per_player_figures(games: pd.DataFrame, decisions: pd.DataFrame | None,
             cost, all_out = _col(rows, "cost_usd"), _col(rows, "output_tokens")  # refiner calls are spend too
             if "kind" in rows.columns:  # ...but only answers are decisions (not a refinement or a consultation)
                 rows = rows[rows["kind"].map(is_missing)]
-            answers = len(model_calls(rows))  # a bot's own decision records (the search bot's) are no model's answers
+            answers = len(model_answers(rows))  # a bot's own decision records (the search bot's) are no model's answers
             if answers:
                 out.loc[player, "answers"] = answers
             if cost.notna().any() and not (cost.isna() & all_out.notna()).any():

@@ -29,7 +29,8 @@ from pokebench.results.schema import DecisionRow, GameRow, RunInfo, columns
 from pokebench.results.store import RunStore, StoreError, run_stores
 
 __all__ = ["PublishError", "RunData", "load_runs", "check_publishable", "game_uid", "safe_name", "to_utc_z",
-           "decision_row", "partial_reasons", "is_missing", "MODEL_CALL_FIELDS", "is_bot_row", "model_calls"]
+           "decision_row", "partial_reasons", "is_missing", "MODEL_CALL_FIELDS", "is_bot_row", "model_calls",
+           "model_answers"]
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 SHARD_FILE = re.compile(r"shard-(\d+)-of-(\d+)\.sqlite$")
@@ -78,6 +79,16 @@ def is_bot_row(row: dict[str, Any]) -> bool:
 def model_calls(decisions: pd.DataFrame) -> pd.DataFrame:
     """The rows of `decisions` that a model answered (:func:`is_bot_row`'s complement, on a frame)."""
     return decisions[decisions.reindex(columns=list(MODEL_CALL_FIELDS)).notna().any(axis=1)]
+
+
+def model_answers(decisions: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`model_calls` the model answered: not a request that ended in an error (cut off by a stop, or a
+    conversation longer than the model's context), whose entry keeps it in `extra` (``"error"``)."""
+    calls = model_calls(decisions)
+    if "extra" not in calls.columns or calls.empty:
+        return calls
+    failed = calls["extra"].map(lambda e: isinstance(e, str) and '"error"' in e and json.loads(e).get("error") is not None)
+    return calls[~failed.astype(bool)]
 
 
 def decision_row(record: DecisionRecord, idx: int, uid: str, game_id: str, run: str) -> dict[str, Any]:

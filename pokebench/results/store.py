@@ -411,7 +411,7 @@ class RunStore:
 
     def spend_by_player(self) -> dict[str, dict[str, float]]:
         """Per player: cost (US dollars) and tokens of every answer, in stored and in voided games, and of the
-        pre-flight requests (in `cost_usd` and the tokens, not in `answers`; apart in `preflight_cost_usd`)."""
+        pre-flight requests; `answers` counts the requests the model answered (not one that ended in an error) (in `cost_usd` and the tokens, not in `answers`; apart in `preflight_cost_usd`)."""
         out: dict[str, dict[str, float]] = {}
 
         def row_of(player: str) -> dict[str, float]:
@@ -427,7 +427,7 @@ class RunStore:
         for table in ("decisions", "voided_decisions"):
             query = (f"SELECT player, SUM(json_extract(data, '$.cost_usd')), SUM(json_extract(data, '$.input_tokens')),"
                      f" SUM(json_extract(data, '$.cached_input_tokens')), SUM(json_extract(data, '$.output_tokens')),"
-                     f" COUNT(*) FROM {table} GROUP BY player")
+                     f" SUM(json_extract(data, '$.error') IS NULL) FROM {table} GROUP BY player")
             for player, cost, inp, cached, output, answers in self.db.execute(query):
                 row = row_of(player)
                 row["cost_usd"] += cost or 0.0
