@@ -169,7 +169,8 @@ class ModelConfig:
             return key
         if not self.api_key_required:
             return NO_KEY
-        raise MissingAPIKey(f"{self.api_key_env} is not set: the model {self.name} reads its API key from it. "
+        state = "is empty" if self.api_key_env in os.environ else "is not set"
+        raise MissingAPIKey(f"{self.api_key_env} {state}: the model {self.name} reads its API key from it. "
                             f"export {self.api_key_env}=...")
 
     def check_reachable(self, timeout: float = 3.0) -> None:

@@ -214,7 +214,8 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                      len(planned), f"; playing the {len(missing)} missing" if missing else ": nothing to play")
             if missing:
                 if models:
-                    log.info("Pre-flight: one request to each of %d model(s) (%s).", len(models), ", ".join(models))
+                    log.info("Pre-flight: one request to each distinct model of the player(s) %s (players of one "
+                             "model and settings share it).", ", ".join(models))
                     try:
                         probes = probe_models(models)
                     except PreflightError as err:
