@@ -222,6 +222,9 @@ def test_preflight_names_the_missing_key_variable_and_the_unreachable_endpoint(m
                                                 "from it. export POKEBENCH_TEST_KEY=..."):
             LLMPlayer.preflight(model=model_dict(base_url=reachable))
         LLMPlayer.preflight(model=model_dict(base_url=reachable, api_key_required=False))  # a local server needs no key
+        monkeypatch.setenv("POKEBENCH_TEST_KEY", "")
+        with pytest.raises(MissingAPIKey, match="POKEBENCH_TEST_KEY is empty: "):
+            LLMPlayer.preflight(model=model_dict(base_url=reachable))
         monkeypatch.setenv("POKEBENCH_TEST_KEY", "sk-secret")
         LLMPlayer.preflight(model=model_dict(base_url=reachable))
     with pytest.raises(ModelConfigError, match=r"Cannot reach the model test at http://127.0.0.1:9/v1 .*POKEBENCH_BASE_URL"):
