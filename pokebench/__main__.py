@@ -18,7 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from pokebench import paths
-from pokebench.invocation import module_command
+from pokebench.invocation import config_dir, config_flags, module_command
 
 log = logging.getLogger("pokebench")
 
@@ -65,8 +65,10 @@ def main() -> None:
 
         from pokebench.cli.settings_help import settings_help
 
+        flags = config_flags(sys.argv[1:])
         try:
-            print(settings_help([a for a in sys.argv[1:] if not a.startswith("-")]))
+            overrides = [a for a in sys.argv[1:] if not a.startswith("-") and a not in flags]
+            print(settings_help(overrides, config_dir(sys.argv[1:])))
         except HydraException as err:  # an unknown run or a malformed key=value
             _fail(f"{err}".splitlines()[0])
         sys.exit(0)

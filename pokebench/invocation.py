@@ -13,8 +13,35 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import Sequence
 
-__all__ = ["command_prefix", "module_command"]
+__all__ = ["command_prefix", "module_command", "CONFIG_FLAGS", "config_flags", "config_dir"]
+
+#: Hydra's flags that say where the configs are: a command that runs again needs them as given.
+CONFIG_FLAGS = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
+
+
+def config_flags(argv: Sequence[str]) -> list[str]:
+    """The :data:`CONFIG_FLAGS` of a command line, with their values (``--config-dir X`` or ``--config-dir=X``)."""
+    flags: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        flag, equals, _ = arg.partition("=")
+        if flag in CONFIG_FLAGS:
+            flags.append(arg)
+            if not equals:
+                flags.append(next(args, ""))
+    return flags
+
+
+def config_dir(argv: Sequence[str]) -> str | None:
+    """The ``--config-dir`` (``-cd``) of a command line: a folder of configs added to the shipped ones."""
+    flags = config_flags(argv)
+    for i, arg in enumerate(flags):
+        flag, equals, value = arg.partition("=")
+        if flag in ("--config-dir", "-cd"):
+            return value if equals else (flags[i + 1] if i + 1 < len(flags) else None)
+    return None
 
 
 def _as_typed(path: str) -> str:

@@ -95,6 +95,11 @@ def test_a_user_bot_and_run_outside_the_repository_play_with_config_dir(tmp_path
         "# @package _global_\ndefaults:\n  - /player@players.first: first_move\n"
         "  - /player@players.max-damage: max_damage\npairs: 1\nmatchups: all\n")
     env = dict(os.environ, PYTHONPATH=f"{REPO_DIR}{os.pathsep}{tmp_path}")
+    helped = subprocess.run([sys.executable, "-m", "pokebench", "--config-dir", str(conf), "+run=my-run", "--help"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert helped.returncode == 0, helped.stderr[-2000:]  # it refused: "Error parsing override 'myconf'"
+    assert "Settings of run 'my-run':" in helped.stdout and "\n  pairs = 1\n" in helped.stdout
+    assert "my-run" in helped.stdout.split("Runs: ", 1)[1].splitlines()[0]
     failed = subprocess.run([sys.executable, "-m", "pokebench", "--config-dir", str(conf), "+run=my-run",
                              "server.sim_processes=1", "retry_rounds=0"], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=600)

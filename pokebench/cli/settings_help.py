@@ -61,14 +61,21 @@ def _entry(key: str, value: object, about: str, nested: bool) -> list[str]:
     return [head, *about_lines, *block]
 
 
-def settings_help(overrides: Sequence[str]) -> str:
-    """The help text for a command line's `overrides` (Hydra's ``key=value`` arguments, ``+run=NAME`` among them)."""
+def settings_help(overrides: Sequence[str], extra_dir: str | None = None) -> str:
+    """The help text for a command line's `overrides` (Hydra's ``key=value`` arguments, ``+run=NAME`` among them),
+    with the configs of `extra_dir` (``--config-dir``) beside the shipped ones."""
     from hydra import compose, initialize_config_dir
 
     conf = paths.conf_dir()
+    dirs = [conf] + ([Path(extra_dir).resolve()] if extra_dir else [])
+    search = [f"hydra.searchpath=[file://{dirs[1]}]"] if extra_dir else []
     with initialize_config_dir(config_dir=str(conf), version_base=None):
-        cfg = compose("config", overrides=list(overrides))
-    runs = sorted(p.stem for p in (conf / "run").glob("*.yaml"))
+        cfg = compose("config", overrides=search + list(overrides))
+
+    def names(group: str) -> list[str]:
+        return sorted({p.stem for d in dirs for p in (d / group).glob("*.yaml")})
+
+    runs = names("run")
     command = command_prefix()
     chosen = next((o.split("=", 1)[1] for o in overrides if o.startswith("+run=")), None)
     lines = ["PokéBench plays Gen 9 Random Battles between the players of a run on a pinned, seeded local Pokémon "
@@ -78,8 +85,8 @@ def settings_help(overrides: Sequence[str]) -> str:
              f"       {command} analyse RUN [RUN ...] --help   (score a run's decisions, measure its luck)",
              f"       {command} export-training RUN --help   (a run's decisions as training data)",
              "Runs: " + ", ".join(runs),
-             "Players: " + ", ".join(sorted(p.stem for p in (conf / "player").glob("*.yaml"))),
-             "Models: " + ", ".join(sorted(p.stem for p in (conf / "model").glob("*.yaml"))),
+             "Players: " + ", ".join(names("player")),
+             "Models: " + ", ".join(names("model")),
              "",
              f"Settings of {'run ' + repr(chosen) if chosen else 'every run (the defaults)'}"
              f"{' with ' + ' '.join(o for o in overrides if not o.startswith('+run=')) if len(overrides) > bool(chosen) else ''}:"]

@@ -11,29 +11,12 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from pokebench.invocation import module_command
+from pokebench.invocation import config_flags, module_command
 from pokebench.play.budget import Budget
 from pokebench.results.figures import pair_results, per_player_figures
 from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
 from pokebench.results.run_stores import RunStores
-
-
-#: Hydra's flags that say where the configs are: a command that runs again needs them as given.
-CONFIG_FLAGS = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
-
-
-def config_flags(argv: Sequence[str]) -> list[str]:
-    """The :data:`CONFIG_FLAGS` of a command line, with their values (``--config-dir X`` or ``--config-dir=X``)."""
-    flags: list[str] = []
-    args = iter(argv)
-    for arg in args:
-        flag, equals, _ = arg.partition("=")
-        if flag in CONFIG_FLAGS:
-            flags.append(arg)
-            if not equals:
-                flags.append(next(args, ""))
-    return flags
 
 
 def resume_command(overrides: Sequence[str] | None = None) -> str:
