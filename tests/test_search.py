@@ -649,3 +649,17 @@ def test_a_search_bot_on_a_time_budget_searches_every_position_of_a_decision_on_
     # early in a game 4 positions, later 2; the first decision (one opposing Pokémon shown, no move) is early
     assert schedule[0] == (True, 4) and (False, 2) in schedule
     assert all(samples == (4 if early else 2) for early, samples in schedule)
+
+
+def test_the_engines_switch_to_a_pokemon_in_another_forme_is_the_switch_to_that_pokemon():
+    """The position names Morpeko-Hangry `morpekohangry` where poke-env keeps `morpeko`: the engine's first choice
+    was taken for an action not offered, and its second played (2 of 100 games against Foul Play)."""
+    from poke_env.battle import Pokemon
+
+    from pokebench.players.search import switch_target
+
+    morpeko, garchomp, mew, mewtwo = (Pokemon(gen=9, species=s) for s in ("morpeko", "garchomp", "mew", "mewtwo"))
+    assert switch_target([morpeko, garchomp], "morpekohangry") is morpeko
+    assert switch_target([morpeko, garchomp], "garchomp") is garchomp
+    assert switch_target([morpeko, garchomp], "pikachu") is None
+    assert switch_target([mew, mewtwo], "mewtwo") is mewtwo and switch_target([mew, mewtwo], "mew") is mew

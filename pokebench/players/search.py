@@ -119,6 +119,15 @@ def check_near_best(fraction: float) -> None:
         raise ValueError(f"near_best must be more than 0 and at most 1, not {fraction}")
 
 
+def switch_target(switches: Sequence[Any], engine_id: str) -> Any | None:
+    """The available switch the engine's ``switch <id>`` names. The position gives a Pokémon its forme of the moment
+    (``morpekohangry``, ``cramorantgulping``) where poke-env keeps the base species, and a forme's id begins with its
+    base species'; so the one switch whose species begins the id, when no species is the id itself."""
+    exact = [m for m in switches if m.species == engine_id]
+    near = exact or [m for m in switches if engine_id.startswith(m.species)]
+    return near[0] if len(near) == 1 else None
+
+
 def is_early(battle: AbstractBattle) -> bool:
     """Early in a game: the opponent has shown at most 3 Pokémon and its active one, alive, no move yet (much is
     unknown, so more sampled positions pay; Foul Play's criterion, read in its code)."""
@@ -293,7 +302,7 @@ class SearchBot(BenchPlayer):
 
     def _to_order(self, battle: AbstractBattle, action: ActionValue) -> BattleOrder | None:
         if action.switch is not None:
-            mon = next((m for m in battle.available_switches if m.species == action.switch), None)
+            mon = switch_target(battle.available_switches, action.switch)
             return self.create_order(mon) if mon is not None else None
         move = next((m for m in battle.available_moves if m.id == action.move), None)
         if move is None or (action.terastallize and not battle.can_tera):
