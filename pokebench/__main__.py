@@ -126,6 +126,8 @@ def play(cfg: DictConfig) -> None:
     except (ConfigError, ServerError, StoreError, RunLockedError) as err:
         _fail(str(err))
     except RunStopped as err:
+        if err.resume:
+            resume = f"To resume: {resume_command(HydraConfig.get().overrides.task, err.resume)}"
         print(f"{err}\n{resume}", file=sys.stderr)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:

@@ -298,9 +298,9 @@ def test_a_key_refused_mid_run_stops_the_run_at_once_with_the_resume_command(tmp
 def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(showdown, tmp_path, api):
     prices = ["players.local.model.prices.input=3", "players.local.model.prices.cached_input=0.3",
               "players.local.model.prices.output=15"]
-    # (the $0.000x spent: the pre-flight request's, its tokens partly cached) before any game is stored, a game is expected to cost the spend
-    # estimate's $0.23 (45 answers of 8,000 tokens):
-    # the first is started, not the second beside it (both were, whatever the cap: nothing stored, nothing expected)
+    # (the $0.000x spent: the pre-flight request's, its tokens partly cached) before any game is stored, a game is
+    # expected to cost the spend estimate's $0.23 (45 answers of 8,000 tokens): the first is started, not the second
+    # beside it (both were, whatever the cap: nothing stored, nothing expected)
     proc = run_cli(tmp_path, api, *prices, "budget_usd=0.3", "players.local.model.max_in_flight=2", server=showdown)
     assert proc.returncode == 4, proc.stderr[-2000:]
     assert re.search(r"The run stopped starting games: the run has spent \$0\.000\d of its budget \$0\.3 \(budget_usd\), "
@@ -311,7 +311,13 @@ def test_a_budget_stops_the_run_and_a_higher_one_resumes_it(showdown, tmp_path, 
     first_cost = decisions.cost_usd.sum()
     assert "Run 'llm-smoke': 1 game(s) played now; 1 of 2 stored in all." in proc.stdout
 
-    proc = run_cli(tmp_path, api, *prices, "budget_usd=100", server=showdown)
+    # the command to resume raises the cap to what the missing game is expected to cost (it repeated budget_usd=0.3,
+    # which stops again at once); it runs as printed
+    resume = proc.stderr.rstrip().splitlines()[-1].removeprefix("To resume: ")
+    assert "budget_usd=0.3" not in resume and re.search(r" budget_usd=0\.0\d+( |$)", resume), resume
+    proc = subprocess.run(resume, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url,
+                                   POKEBENCH_API_KEY=SECRET, **on_server(showdown)[1]))
     assert proc.returncode == 0, proc.stderr[-2000:]
     games, _, decisions, _ = stored(tmp_path)
     assert len(games) == 2 and games.game_id.is_unique and set(decisions.game_id) == set(games.game_id)

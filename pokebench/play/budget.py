@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pokebench.games import GameSpec
 from pokebench.play.spend_estimate import DECISIONS_PER_GAME, decision_usd
@@ -56,6 +56,7 @@ class Budget:
     games: Counter[str] = field(default_factory=Counter)
     in_flight: Counter[str] = field(default_factory=Counter)
     stopped: str | None = None  # why games were not started, once one was not
+    stopped_by: str | None = None  # the setting of the cap that stopped them
     #: Spend outside the games (a refiner's, all starts) per player, in `spent` too; and what it was.
     outside: dict[str, float] = field(default_factory=dict)
     outside_notes: dict[str, str] = field(default_factory=dict)
@@ -136,20 +137,33 @@ class Budget:
             if cap is not None:
                 ahead = self.spent[player] + (self.in_flight[player] + 1) * self._expected(player)
                 if self.spent[player] >= cap or ahead > cap:
-                    return self._stop(_refusal(player, self.spent[player], ahead, cap,
-                                               f"players.{player}.model.budget_usd"))
+                    setting = f"players.{player}.model.budget_usd"
+                    return self._stop(_refusal(player, self.spent[player], ahead, cap, setting), setting)
         if self.run_cap is not None:
             total = sum(self.spent.values())
             ahead = total + sum(n * self._expected(p) for p, n in self.in_flight.items()) + sum(
                 self._expected(p) for p in players)
             if total >= self.run_cap or ahead > self.run_cap:
-                return self._stop(_refusal("the run", total, ahead, self.run_cap, "budget_usd"))
+                return self._stop(_refusal("the run", total, ahead, self.run_cap, "budget_usd"), "budget_usd")
         self.in_flight.update(players)
         return None
 
-    def _stop(self, reason: str) -> str:
-        self.stopped = self.stopped or reason
+    def _stop(self, reason: str, setting: str) -> str:
+        if self.stopped is None:
+            self.stopped, self.stopped_by = reason, setting
         return reason
+
+    def cap_to_play(self, missing: Iterable[GameSpec]) -> tuple[str, float] | None:
+        """The setting whose cap stopped the run, and a cap under which the `missing` games would start: the spend
+        so far and their expected cost, a tenth more, rounded up to a cent. None if no cap stopped it."""
+        if self.stopped_by is None:
+            return None
+        player = self.stopped_by.split(".")[1] if self.stopped_by.startswith("players.") else None
+        if player is None:
+            needed = sum(self.spent.values()) + sum(self._expected(s.p1) + self._expected(s.p2) for s in missing)
+        else:
+            needed = self.spent[player] + sum(self._expected(player) for s in missing if player in (s.p1, s.p2))
+        return self.stopped_by, math.ceil(needed * 1.1 * 100) / 100
 
     def settle(self, outcome: Any) -> None:
         """A game ended (a result, or voided): its answers' cost is spent, it is no longer in flight."""

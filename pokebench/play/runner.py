@@ -40,9 +40,10 @@ log = logging.getLogger(__name__)
 class RunStopped(RuntimeError):
     """The run stopped before its end on purpose (a spending cap, an error no retry fixes); games are kept."""
 
-    def __init__(self, message: str, exit_code: int) -> None:
+    def __init__(self, message: str, exit_code: int, resume: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.resume = resume or {}  # settings the command to resume needs changed (a cap raised)
 
 
 def _server(cfg: DictConfig, log_path: Path) -> LocalShowdown | RemoteShowdown:
@@ -235,13 +236,18 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                 run_main(play_run(plan, stores, server, budget, now))
             else:
                 bind_own_store()
-        left = len(planned - stores.done_game_ids())
+        done = stores.done_game_ids()
+        left = len(planned - done)
+        raise_cap = budget.cap_to_play([s for s in plan.specs if s.game_id not in done])
         print(run_summary(stores, run_name, planned, now, cfg.get("anchor"), budget, _luck(cfg, stores), plan.shard),
               flush=True)
     stop = now.stop_reason
     if stop is not None and stop.kind is StopKind.BUDGET:
+        setting, cap = raise_cap if raise_cap is not None else ("budget_usd", None)
+        about = f" ({setting}={cap:g} would do: the spend so far and their expected cost, a tenth more)" if cap else ""
         raise RunStopped(f"The run stopped starting games: {stop.detail}. {left} game(s) are missing; "
-                         "raise the budget and start again to play them.", exit_code=4)
+                         f"raise the budget{about} and start again to play them.", exit_code=4,
+                         resume={setting: f"{cap:g}"} if cap else None)
     if stop is not None:
         raise RunStopped(f"The run stopped at once: {stop.detail}\nNo retry can fix this; fix it and start "
                          f"again ({left} game(s) missing, the games in flight were voided).", exit_code=3)

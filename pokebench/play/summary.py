@@ -7,7 +7,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -19,10 +19,14 @@ from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
 from pokebench.results.run_stores import RunStores
 
 
-def resume_command(overrides: Sequence[str] | None = None) -> str:
+def resume_command(overrides: Sequence[str] | None = None, changed: Mapping[str, str] | None = None) -> str:
     """The exact command that started this run (its interpreter or console script, where its configs are, Hydra's
-    overrides as given), to start it again: it runs as printed (:mod:`pokebench.invocation`)."""
-    return module_command(*(config_flags(sys.argv[1:]) + list(overrides) if overrides is not None else sys.argv[1:]))
+    overrides as given), to start it again: it runs as printed (:mod:`pokebench.invocation`). `changed` settings
+    (e.g. a cap raised) replace the command's own, or are added."""
+    args = config_flags(sys.argv[1:]) + list(overrides) if overrides is not None else sys.argv[1:]
+    for key, value in (changed or {}).items():
+        args = [a for a in args if a.partition("=")[0].lstrip("+~") != key] + [f"{key}={value}"]
+    return module_command(*args)
 
 
 def money(value: float | None) -> str:
