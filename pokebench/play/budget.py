@@ -7,9 +7,9 @@ refiner between epochs: :meth:`Budget.spend_outside`, all starts). Before a game
 cost of the games in flight and of this one, would pass a cap. A game's expected cost is the player's mean
 cost per stored game; before any is stored, the spend estimate's (:mod:`pokebench.play.spend_estimate`: its
 assumed answers at the model's list prices), without which every game of a first start's concurrency was
-started whatever the cap. A cap on a model whose prices are unknown is refused: its spend cannot be counted. Games in flight finish (or are voided) and are kept. Raising the cap
-and starting the same command again plays the rest: nothing is lost or counted twice,
-because budgets are not part of a run's identity.
+started whatever the cap. A cap on a model whose prices are unknown is refused: its spend cannot be counted.
+Games in flight finish (or are voided) and are kept. Raising the cap and starting the same command again plays
+the rest: nothing is lost or counted twice, because budgets are not part of a run's identity.
 """
 
 from __future__ import annotations

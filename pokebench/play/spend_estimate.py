@@ -3,9 +3,10 @@
 Per game of an LLM player: :data:`DECISIONS_PER_GAME` answers. Each request carries the game's whole
 conversation so far, :data:`INPUT_TOKENS_PER_DECISION` tokens on average, of which
 :data:`NEW_TOKENS_PER_DECISION` are new (priced at the higher of ``input`` and ``cache_write``: a provider that
-reports no cache writes charges them as input, one that does at its write price); the rest is read from the provider's prompt cache (``cached_input``, else ``input``). The answer
-is :data:`OUTPUT_TOKENS` tokens for the model's reasoning level. A refining player adds, for every epoch but
-the first of a learning run, one refiner request per part of the harness (:data:`REFINER_TOKENS`).
+reports no cache writes charges them as input, one that does at its write price); the rest is read from the
+provider's prompt cache (``cached_input``, else ``input``). The answer is :data:`OUTPUT_TOKENS` tokens for the
+model's reasoning level. A refining player adds, for every epoch but the first of a learning run, one refiner
+request per part of the harness (:data:`REFINER_TOKENS`).
 
 The decisions and input tokens are measured (docs/continual-harness.md, "What a run costs"); the output
 tokens of a reasoning level are an assumption (a level is a cap on thinking, not what is used): the
