@@ -105,10 +105,10 @@ def test_the_run_identity_holds_resolved_values_and_no_operational_setting(monke
 
 def test_a_store_bound_by_an_older_pokebench_is_rebound_to_the_same_config(tmp_path):
     plan = plan_run(config("+run=bots-smoke"), "bots-smoke")
-    assert plan.legacy_fingerprint is not None
+    assert plan.legacy_fingerprints
     with RunStore(tmp_path / "store.sqlite") as store:
-        store.bind_config(plan.legacy_fingerprint, "bots-smoke")
-        store.bind_config(plan.fingerprint, "bots-smoke", legacy=plan.legacy_fingerprint)
+        store.bind_config(plan.legacy_fingerprints[0], "bots-smoke")
+        store.bind_config(plan.fingerprint, "bots-smoke", legacy=plan.legacy_fingerprints)
         store.bind_config(plan.fingerprint, "bots-smoke")
         with pytest.raises(StoreError, match="differs in: seed_text"):
             store.bind_config(plan_run(config("+run=bots-smoke", "seed_text=x"), "bots-smoke").fingerprint, "bots-smoke")

@@ -194,7 +194,11 @@ def test_the_adjusted_interval_needs_the_luck_and_a_run_without_poke_engine_refu
         plan_run(cfg("sequential.interval=both"), "seq")
     # the default stays out of the run's identity: a sequential run from before the setting is the same run
     plan = plan_run(cfg(), "seq")
-    assert "interval" not in plan.fingerprint["sequential"] and plan.fingerprint["sequential"]["target_width"] == 300
+    assert "interval" not in plan.fingerprint["sequential"] and plan.fingerprint["sequential"]["batch"] == 2
+    # nor is when it stops: raising its pair budget or target plays on in the same run, and its older stores re-bind
+    assert "target_width" not in plan.fingerprint["sequential"] and "max_pairs" not in plan.fingerprint["sequential"]
+    assert plan_run(cfg("sequential.max_pairs=99"), "seq").fingerprint == plan.fingerprint
+    assert any(old.get("sequential", {}).get("target_width") == 300 for old in plan.legacy_fingerprints)
     # `luck` (the summary's adjusted Elo) changes no game: a run with it is the same run
     assert plan_run(cfg("luck=true"), "seq").fingerprint == plan.fingerprint
     with pytest.raises(ConfigError, match="'luck' must be true .* or false, not 'maybe'"):
@@ -247,6 +251,15 @@ def test_a_real_sequential_run_records_why_it_stopped_and_repeats(showdown, tmp_
     assert proc.returncode == 0, proc.stderr[-3000:]
     with RunStore.open_existing(tmp_path / "runs" / "first" / "store.sqlite") as store:
         assert sorted(store.done_game_ids()) == ids[0]
+    # what a pair-budget stop says to do, raising the budget, plays on in the same run (it was refused: "holds games
+    # of another config (it differs in: sequential)")
+    raised = [a.replace("sequential.max_pairs=6", "sequential.max_pairs=8").replace("target_width=1500", "target_width=1")
+              for a in args]
+    proc = subprocess.run([*raised, "name=first"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with RunStore.open_existing(tmp_path / "runs" / "first" / "store.sqlite") as store:
+        more = sorted(store.done_game_ids())
+    assert set(ids[0]) < set(more) and len(more) == 2 * 8
 
 
 @pytest.mark.server

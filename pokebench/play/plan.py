@@ -19,7 +19,7 @@ import inspect
 import math
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from hydra.utils import get_class
@@ -211,8 +211,9 @@ class RunPlan:
     fingerprint: dict[str, Any]
     settings: RunSettings
     shard: tuple[int, int] | None = None
-    #: The fingerprint as PokéBench wrote it before version 2 (to upgrade an older store in place).
-    legacy_fingerprint: dict[str, Any] | None = None
+    #: The fingerprint as older PokéBench wrote it (before version 2; with a sequential run's stopping rule):
+    #: a store bound to one is upgraded in place.
+    legacy_fingerprints: list[dict[str, Any]] = field(default_factory=list)
     #: Player name -> the formats it can play (None: any format the server can generate teams for).
     supported_formats: dict[str, tuple[str, ...] | None] | None = None
 
@@ -466,6 +467,7 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         "players": OmegaConf.to_container(cfg.players, resolve=False), "showdown_version": pinned_version(),
     }
     identity = fingerprint(cfg, classes)  # `luck` (the summary's adjusted Elo) changes no game: not in it
+    earlier: list[dict[str, Any]] = [legacy]
     luck = cfg.get("luck", False)
     if not isinstance(luck, bool):
         raise ConfigError(f"'luck' must be true (measure the luck of the run's games for its summary) or false, "
@@ -480,15 +482,18 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         if seq.interval == "adjusted":
             check_luck_engine("'sequential.interval=adjusted'")
         # the default interval stays out of the identity: a sequential run from before the setting keeps its own
-        identity["sequential"] = legacy["sequential"] = {k: v for k, v in seq.__dict__.items()
-                                                         if k != "anchor" and (k, v) != ("interval", "raw")}
+        written = {k: v for k, v in seq.__dict__.items() if k != "anchor" and (k, v) != ("interval", "raw")}
+        legacy["sequential"] = written
+        earlier.append(dict(identity, sequential=written))
+        # when to stop is not: a run stopped by its pair budget or target plays on with them raised, as it says
+        identity["sequential"] = {k: v for k, v in written.items() if k not in sequential.STOPPING_RULE}
         refining = epochs.refining(factories)
         if refining:
             raise ConfigError(f"Player(s) {refining} change between epochs of whole pairs of every matchup, which a "
                               "sequential run (more pairs for some matchups only) cannot keep fair. Play this run "
                               "without sequential.target_width.")
     return RunPlan(run_name, specs, factories, limits, [f"{a}-vs-{b}" for a, b in matchups],
-                   identity, settings, shard, legacy, supported)
+                   identity, settings, shard, earlier, supported)
 
 
 def check_luck_engine(setting: str) -> None:

@@ -201,7 +201,7 @@ def run(cfg: DictConfig, run_name: str, runs_dir: Path = RUNS_DIR) -> int:
                 """Open (make) this process's store once, bound to this config, with this start noted."""
                 if not stores.own_is_open:
                     store = stores.open_own()  # checked above, before the lock
-                    store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprint)
+                    store.bind_config(plan.fingerprint, run_name, legacy=plan.legacy_fingerprints)
                     store.note_start(socket.gethostname(), os.getpid())  # a shard's node, in its own store
 
             if path.exists():

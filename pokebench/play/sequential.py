@@ -223,6 +223,10 @@ def pairs_to_target(games: pd.DataFrame, table: pd.DataFrame, matchups: Sequence
     return best
 
 
+#: The settings that say when a sequential run stops, not which pairs it plays next: not part of the run's identity.
+STOPPING_RULE = ("max_pairs", "target_width")
+
+
 def budget_reason(games: pd.DataFrame, table: pd.DataFrame | None, matchups: Sequence[tuple[str, str]],
                   widths: dict[str, float], conf: SequentialConfig, total: int) -> str:
     """Why the run stopped with intervals still too wide: the widest, how wide, and what more pairs would give."""

@@ -17,7 +17,7 @@ import stat
 import zlib
 from pathlib import Path
 from urllib.parse import quote
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import pandas as pd
 
@@ -283,15 +283,15 @@ class RunStore:
 
     # ---- the run's identity ---------------------------------------------------------------
     def bind_config(self, fingerprint: dict[str, Any], run_name: str,
-                    legacy: dict[str, Any] | None = None) -> None:
+                    legacy: Sequence[dict[str, Any]] = ()) -> None:
         """Tie the store to the config that defines its games; refuse a different one.
 
-        `legacy` is the same config's fingerprint in the shape an older PokéBench wrote: a store
-        bound to it is re-bound to `fingerprint` (the same games, identified more precisely).
+        `legacy` are the same config's fingerprint in the shapes an older PokéBench wrote: a store
+        bound to one is re-bound to `fingerprint` (the same games, identified as this PokéBench does).
         """
         text = json.dumps(fingerprint, sort_keys=True)
         row = self.db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-        if row is None or (legacy is not None and row[0] == json.dumps(legacy, sort_keys=True)):
+        if row is None or row[0] in {json.dumps(old, sort_keys=True) for old in legacy}:
             with self.db:
                 self.db.execute("BEGIN")
                 self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fingerprint', ?)", (text,))
