@@ -32,7 +32,7 @@ from pokebench.play.arena import Arena, GameResult, HarnessError
 from pokebench.play.schedule import build_schedule
 from pokebench.players.random_bot import RandomBot
 from pokebench.players.foul_play.adapter import FoulPlay
-from pokebench.players.foul_play.installation import check_engine, default_checkouts, find_installation
+from pokebench.players.foul_play.installation import check_engine, check_layout, default_checkouts, find_installation
 from pokebench.players.foul_play.installation import main as installation_main
 from pokebench.players.foul_play.launcher import LOGIN_URL
 from pokebench.players.foul_play.sets import ensure_sets, generate
@@ -130,11 +130,17 @@ def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch,
         find_installation(str(tmp_path))
     install = find_installation(str(tmp_path), sys.executable)
     assert install.checkout == tmp_path.resolve() and install.commit.startswith("unknown") and not install.pinned
+    # run.py and fp/ of another layout: refused before any game (every game's launcher exited 78, after retries)
+    with pytest.raises(ValueError, match="cannot be started: PokéBench launcher: this Foul Play checkout has an "
+                                         "unexpected layout: cannot import fp.data.sets.randbats"):
+        check_layout(install)
+    foul_plays_layout(tmp_path)
+    check_layout(install)
     bare = python_without_site_packages(tmp_path)  # PokéBench's own Python has poke-engine (make setup)
     with pytest.raises(ValueError, match="lacks its requirements .*No module named"):
         check_engine(bare)
     # a checkout at a default place, with its .venv, is found without any setting
-    (nowhere / "fp").mkdir(parents=True)
+    foul_plays_layout(nowhere)
     (nowhere / "run.py").write_text("")
     (nowhere / ".venv" / "bin").mkdir(parents=True)
     (nowhere / ".venv" / "bin" / "python").symlink_to(bare)
@@ -146,6 +152,14 @@ def test_installation_checks_name_the_problem_and_the_fix(tmp_path, monkeypatch,
     # a usable installation that is not a git checkout: the warning names what is known, not a cut-off text
     assert installation_main(["--checkout", str(nowhere), "--python", fake_engine_python(tmp_path, True)]) == 0
     assert "this checkout is at unknown (not a git checkout). It plays" in capsys.readouterr().out
+
+
+def foul_plays_layout(checkout: Path) -> None:
+    """The module the launcher points at the set table, as Foul Play has it (fp/data/sets/randbats.py)."""
+    (checkout / "fp" / "data" / "sets").mkdir(parents=True, exist_ok=True)
+    for package in ("fp", "fp/data", "fp/data/sets"):
+        (checkout / package / "__init__.py").write_text("")
+    (checkout / "fp" / "data" / "sets" / "randbats.py").write_text("PKMN_SETS_CACHE_DIR = 'downloads'\n")
 
 
 def python_without_site_packages(tmp_path: Path) -> str:

@@ -59,14 +59,13 @@ from pokebench.player.seats import ExternalCompetitor, Seat
 from pokebench.results.redaction import without_secrets
 from pokebench.showdown.address import ServerAddress
 from pokebench.util import usable_cpus
-from pokebench.players.foul_play.installation import (PINNED_COMMIT, check_engine, engine_version,
-                                                       find_installation)
+from pokebench.players.foul_play.installation import (LAUNCHER, PINNED_COMMIT, check_engine, check_layout,
+                                                       engine_version, find_installation)
 from pokebench.players.foul_play.process import HEARTBEAT_INTERVAL, FoulPlayProcess, LogSink
 from pokebench.players.foul_play.sets import DEFAULT_TEAMS, ensure_sets
 
 log = logging.getLogger(__name__)
 
-LAUNCHER = Path(__file__).with_name("launcher.py")
 #: Foul Play (25c976f, random battles, no battle timer, one search process) searches each
 #: decision for 2 × its --search-time-ms: early in a game (at most 3 of the opponent's
 #: Pokémon seen, the active one's moves unknown) 4 sampled positions at half the time
@@ -368,6 +367,7 @@ class FoulPlay(ExternalCompetitor):
             return
         install = find_installation(options.get("checkout"), options.get("python"))
         check_engine(install.python)
+        check_layout(install)
         ensure_sets(options.get("pokemon_format", "gen9randombattle"), int(options.get("sets_teams", DEFAULT_TEAMS)))
 
     def _bind_loop(self) -> asyncio.Queue[_Slot]:

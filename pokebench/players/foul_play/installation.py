@@ -33,7 +33,7 @@ from pokebench import paths
 from pokebench.engine.check import BUILD_ARGS, ENGINE, ENGINE_VERSION
 
 __all__ = ["PINNED_COMMIT", "UPSTREAM", "Installation", "default_checkouts", "find_installation",
-           "check_engine", "engine_version", "main"]
+           "check_engine", "check_layout", "engine_version", "main"]
 
 #: The commit the method names. Not every source has it (the newest one at hand may be
 #: 25c976f): another commit plays, with a warning, and each game's record keeps the commit.
@@ -145,6 +145,22 @@ def check_engine(python: str) -> None:
                          f"gen 4 rules and never terastallizes). Rebuild it with that Python: {REBUILD}")
 
 
+#: PokéBench's launcher of Foul Play (run with Foul Play's Python): ``--check`` checks the checkout's layout.
+LAUNCHER = Path(__file__).with_name("launcher.py")
+
+
+def check_layout(install: Installation) -> None:
+    """Refuse a checkout whose layout the launcher cannot start (it would exit 78 at every game's start)."""
+    try:
+        proc = subprocess.run([install.python, str(LAUNCHER), "--checkout", str(install.checkout), "--check"],
+                              capture_output=True, text=True, timeout=120, cwd=install.checkout)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise ValueError(f"Cannot run Foul Play's Python {install.python!r} ({err}). " + what_to_install()) from None
+    if proc.returncode != 0:
+        said = proc.stderr.strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        raise ValueError(f"{install.checkout} cannot be started: {said[0]} " + what_to_install())
+
+
 @functools.lru_cache(maxsize=8)
 def engine_version(python: str) -> str:
     """The installed poke-engine's version in Foul Play's Python ("unknown" if it cannot say)."""
@@ -165,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         install = find_installation(args.checkout, args.python)
         check_engine(install.python)
+        check_layout(install)
     except ValueError as err:
         print(f"pokebench-foulplay: {err}", file=sys.stderr)
         return 1

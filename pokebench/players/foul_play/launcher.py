@@ -130,11 +130,19 @@ def start_heartbeat(interval: float = 0.5) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkout", required=True, help="Foul Play's folder (with run.py and fp/)")
-    parser.add_argument("--sets-dir", required=True, help="folder holding <format>.json, the random-battle set table")
+    parser.add_argument("--sets-dir", help="folder holding <format>.json, the random-battle set table")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that the checkout has the layout the launcher needs (exit 0, else 78)")
     parser.add_argument("foul_play_args", nargs=argparse.REMAINDER, help="-- then Foul Play's own arguments")
     args = parser.parse_args(argv)
     fp_args = args.foul_play_args[1:] if args.foul_play_args[:1] == ["--"] else args.foul_play_args
     checkout = os.path.abspath(args.checkout)
+    if args.check:
+        sys.path.insert(0, checkout)
+        point_sets_at(checkout)  # exits 78, saying why, where the layout is not the one it was written for
+        return
+    if args.sets_dir is None:
+        parser.error("--sets-dir is needed to run Foul Play")
     parent = int(os.environ.get("POKEBENCH_PARENT_PID", "0") or 0)
     if parent > 0:
         watch_parent(parent)
