@@ -299,3 +299,29 @@ def test_the_analysis_line_says_only_what_was_asked_for() -> None:
     assert report_line(both, (0, 2), quality=True, luck=False) == (
         "Analysed shard 0/2: 15 of 30 games in 35.2 s: 30 searched now (1293 decisions, 0 searched twice; "
         "0.027 s per decision); luck skipped (--no-luck).")
+
+
+def test_an_analysis_stopped_by_ctrl_c_says_so_keeps_what_it_cached_and_the_same_command_goes_on(stored_run,
+                                                                                               tmp_path) -> None:
+    """Ctrl-C printed a traceback of the worker pool (exit -2); the caches were sound."""
+    import signal
+    import time
+
+    runs = copy_of(stored_run, tmp_path)
+    cache = cache_path(runs / "bots-smoke")
+    command = [sys.executable, "-m", "pokebench", "analyse", "bots-smoke", "--runs-dir", str(runs), "--workers", "1",
+               "--iterations", "50", "--samples", "1"]
+    env = dict(os.environ, PYTHONPATH=str(REPO_DIR))
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (cache.is_file() and cache.read_text().count("\n")):
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the command and its workers
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "analyse: interrupted." in err and "Traceback" not in err, err[-3000:]
+    cached = len(list(read_entries(cache)))
+    assert cached > 0
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(list(read_entries(cache))) > cached

@@ -169,7 +169,7 @@ def _run(tasks: list[Task], runs_dir: Path, workers: int, progress: bool, label:
     done = games = turns = 0
     bar = progress_bar(len(tasks), label, "game", disable=not progress)
     context = multiprocessing.get_context("spawn")  # the workers import the engine afresh, no forked state
-    with context.Pool(max(1, workers), initializer=init_worker) as pool:
+    with bar, context.Pool(max(1, workers), initializer=init_worker) as pool:
         for results in pool.imap_unordered(work, _chunks(tasks)):
             for entries, luck in results:
                 if entries:
@@ -181,7 +181,6 @@ def _run(tasks: list[Task], runs_dir: Path, workers: int, progress: bool, label:
                 done += len(entries)
             bar.set_postfix(decisions=done, turns=turns, refresh=False)
             bar.update(len(results))
-    bar.close()
     return done, games, turns
 
 
@@ -232,6 +231,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PublishError, EngineUnavailable) as err:
         print(f"analyse: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\nanalyse: interrupted. Every game analysed so far is in the runs' caches (decision_quality.jsonl, "
+              "luck.jsonl): the same command analyses the rest.", file=sys.stderr)
+        return 130
     print(report_line(report, args.shard, quality=not args.no_quality, luck=not args.no_luck))
     return 0
 

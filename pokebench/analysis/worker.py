@@ -7,6 +7,7 @@ work: it imports no table library, so that a worker's imports take about 0.4 s o
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,7 @@ def init_worker() -> None:
     from pokebench.engine.sets import SetTable
 
     hold_panic_output()  # an engine panic is the decision's {"error": ...}, not a dump in the output
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends the pool
     _SETS = SetTable.load()
 
 

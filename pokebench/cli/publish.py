@@ -59,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"publish: error: {err}", file=sys.stderr)
         print("publish: nothing was written.", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\npublish: interrupted; the published folder is as it was (what --analyse analysed is cached: the "
+              "same command goes on from there).", file=sys.stderr)
+        return 130
     print(f"Published {out}/index.html")
     return 0
 
