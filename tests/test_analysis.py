@@ -249,7 +249,10 @@ def test_publish_writes_decision_quality_and_the_figures_beside_the_rating(run_d
     assert (ratings["analysed_decisions"] > 0).all()
     assert (ratings["mean_regret_low"] <= ratings["mean_regret"]).all()
     assert (ratings["mean_regret"] <= ratings["mean_regret_high"]).all()
-    assert "Mean regret" in (out / "index.html").read_text(encoding="utf-8")
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "Mean regret" in index
+    # the decisions searched: one with a single legal action has a row and no search (they were counted)
+    assert f"each of {(table['options'] > 1).sum():,} decisions searched" in index and (table["options"] == 1).any()
     replay = (out / "replays" / f"{table['uid'].iloc[0]}.html").read_text(encoding="utf-8")
     assert "Engine:" in replay and "regret" in replay
     # published with the default settings, the analysis of other settings is not there: the publish says where it is

@@ -63,6 +63,7 @@ def test_the_graph_draws_v_before_of_every_turn_and_ends_at_the_result(sites: tu
     mine = turns[turns["uid"] == chosen.graph].sort_values("turn")
     page = replay(site, chosen.graph)
     assert page.count('<svg class="win-graph"') == 1
+    assert "valued from the full position\n(both teams known) by PokéBench's value function" in page  # not the engine
     assert line_values(page) == [[*(round(v, 3) for v in mine["v_before"]), round(mine["v_after"].iloc[-1], 3)]]
     shown = [(int(t), float(p)) for t, p in re.findall(r'<circle class="value" [^>]*data-turn="(\d+)" data-p="([\d.]+)"',
                                                         page)]
@@ -229,11 +230,15 @@ def test_the_luck_section_says_what_the_adjustment_did_per_matchup_and_draws_vs_
     def shown(x: float, form: str) -> str:
         return "—" if pd.isna(x) else form.format(x)
 
+    def ratio(r: dict) -> str:  # a ratio of nothing (raw did not vary) says so, as the run's summary does
+        return "— (raw did not vary)" if pd.isna(r["variance_ratio"]) and r["var_raw"] == 0 else shown(
+            r["variance_ratio"], "{:.2f}×")
+
     for row, r in zip(rows, measured.to_dict("records")):
         assert f'>{r["player_a"]}</a> vs ' in row and f'>{r["player_b"]}</a>' in row
         cells = re.findall(r'<td class="num[^"]*">([^<]*)</td>', row)
         assert cells == [str(int(r["luck_pairs"])), shown(r["var_raw"], "{:.4f}"), shown(r["var_adjusted"], "{:.4f}"),
-                         shown(r["variance_ratio"], "{:.2f}×"), "—",  # two pairs a matchup: too few for an interval
+                         ratio(r), "—",  # two pairs a matchup: too few for an interval
                          signed(r["a_luck_mean"]), "—"]
     assert measured["variance_ratio"].notna().any()
     assert 'src="value_calibration.svg"' in page and (site / "value_calibration.svg").is_file()

@@ -266,7 +266,8 @@ class _Site:
         diff = (pd.to_numeric(player["regret_1"]) - pd.to_numeric(player["regret_2"])).abs() if len(player) else None
         return {"engine": ", ".join(sorted(set(map(str, quality["engine"])))),
                 "settings": ", ".join(sorted(set(map(str, quality["settings"])))),
-                "decisions": len(quality), "repeated": len(player),
+                # searched: a decision with one legal action has a row, and no search
+                "decisions": int((pd.to_numeric(quality["options"]) > 1).sum()), "repeated": len(player),
                 "spread": None if diff is None else float(diff.mean()),
                 "spread_p90": None if diff is None else float(diff.quantile(0.9)),
                 "same_choice": None if diff is None else
