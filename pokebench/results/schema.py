@@ -234,7 +234,8 @@ class RatingRow(_Row):
     ties: int = Field(description="Ties.")
     losses: int = Field(description="Losses.")
     win_rate: float = Field(description="(wins + ties / 2) / games.")
-    answers: int | None = Field(description="Saved answers of a model (re-asks and refused choices included); "
+    answers: int | None = Field(description="Saved answers of a model (re-asks and refused choices included; a "
+                                            "request that ended in an error, cut off or over the context, is none); "
                                             "empty for players that call no model (a bot's own decision records, "
                                             "the search bot's, are not answers).")
     cost_total: float | None = Field(description="Total spend of the player over its games, USD at list prices "
