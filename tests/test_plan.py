@@ -73,6 +73,7 @@ FOUL_PLAY_STANDIN = [sys.executable, str(REPO_DIR / "tests" / "support" / "foul_
       "matchups=[[local,random]]"], "model local: backoff_base must be a number of seconds of at least 0, not -1"),
     (["+player@players.local=llm", "+model@players.local.model=local", "players.local.model.retry_after_max=abc",
       "matchups=[[local,random]]"], "model local: retry_after_max must be a number of seconds of at least 0, not 'abc'"),
+    (["sequential.target_width=300", "budget_usd=5"], "A sequential run does not apply spending caps (budget_usd)"),
     (["publish=maybe"], "'publish' must be true (publish data/site/NAME/ when the run ends) or false, not 'maybe'"),
     (["+players.extra=1"], "Player 'extra' is 1, not a player's config: add a player from conf/player/ with e.g. "
                            "'+player@players.extra=random'"),
@@ -148,6 +149,13 @@ def test_the_spend_estimate_takes_any_players_config_and_leaves_the_checks_to_th
     one = estimate({"ch": priced}, {"ch": 8}, pairs=4, refining=["ch"])
     assert one.game_usd["ch"] > 0 and one.refiner_usd["ch"] == 0
     assert spend_before(config("+run=bots-smoke", "+players.extra=1"), "t", plan_run) == ""
+
+
+def test_a_model_cap_on_a_sequential_run_is_refused_not_ignored():
+    """A sequential run's steps play through no budget: its caps were ignored, and the spend unbounded."""
+    with LocalOpenAI() as api, pytest.raises(ConfigError, match=r"does not apply spending caps \(players.local.model"):
+        plan_run(config("+run=llm-smoke", f"players.local.model.base_url={api.base_url}", "sequential.target_width=300",
+                        "players.local.model.budget_usd=1"), "t")
 
 
 def test_the_spend_estimate_keeps_a_cap_the_command_gives():

@@ -487,6 +487,14 @@ def plan_run(cfg: DictConfig, run_name: str) -> RunPlan:
         earlier.append(dict(identity, sequential=written))
         # when to stop is not: a run stopped by its pair budget or target plays on with them raised, as it says
         identity["sequential"] = {k: v for k, v in written.items() if k not in sequential.STOPPING_RULE}
+        capped = ["budget_usd"] * (cfg.get("budget_usd") is not None) + [
+            f"players.{name}.model.budget_usd" for name in names
+            if isinstance(cfg.players[name], DictConfig) and isinstance(cfg.players[name].get("model"), DictConfig)
+            and cfg.players[name].model.get("budget_usd") is not None]
+        if capped:  # its steps play through no budget: a cap would be ignored, and the spend unbounded
+            raise ConfigError(f"A sequential run does not apply spending caps ({', '.join(capped)}): the cap would be "
+                              "ignored. Drop it, or play a fixed number of pairs (without sequential.target_width), "
+                              "where caps apply.")
         refining = epochs.refining(factories)
         if refining:
             raise ConfigError(f"Player(s) {refining} change between epochs of whole pairs of every matchup, which a "
