@@ -447,3 +447,14 @@ def test_a_providers_error_body_is_printed_as_text_not_terminal_codes(api):
     message = str(caught.value)
     assert not any(ch in message for ch in "\x1b\x07\r\u202e") and message.count("\n") == 1  # one line per model
     assert "\\x1b[2J\\x1b]0;pwned\\x07ALL GOOD\\r\\n\\u202eevil" in message
+
+
+@pytest.mark.server
+def test_a_model_of_unknown_prices_costs_unknown_not_zero(showdown, tmp_path, api):
+    """Its answers have no cost: the bar and the summary said "$0.0000" for them."""
+    proc = run_cli(tmp_path, api, "players.local.model.prices=unknown", server=showdown)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    spend = proc.stdout.split("Spend by model", 1)[1]
+    line = next(line for line in spend.splitlines() if line.strip().startswith("local "))
+    assert "cost unknown" in line and "$" not in line, line
+    assert "answers · cost unknown · " in proc.stderr and "$0.0000" not in proc.stderr, proc.stderr[-2000:]

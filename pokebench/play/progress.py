@@ -86,20 +86,31 @@ def answer_totals(decisions: Iterable[DecisionRecord]) -> Counter[str]:
     for d in decisions:
         if d.model is None:  # a bot's decision (the search bot logs its own): no model answered
             continue
-        totals["answers"] += d.kind is None  # a refinement or a consultation is spend, not an answer
+        # a refinement or a consultation is spend, not an answer; nor is a request that ended in an error
+        totals["answers"] += d.kind is None and d.extra.get("error") is None
         totals["input"] += d.input_tokens or 0
         totals["cached"] += d.cached_input_tokens or 0
         totals["output"] += d.output_tokens or 0
         totals["micro_usd"] += round((d.cost_usd or 0.0) * 1e6)
+        totals["unpriced"] += d.cost_usd is None and d.output_tokens is not None  # a model of unknown prices
     return totals
 
 
 def answers_text(totals: Counter[str]) -> str:
-    """``26 answers · $0.4210 · 1.2M in (87% cached) · 30k out``."""
+    """``26 answers · $0.4210 · 1.2M in (87% cached) · 30k out``; the cost "unknown" where no answer had a price."""
     cached = totals["cached"] / totals["input"] if totals["input"] else 0.0
     n = totals["answers"]
-    return (f"{n} answer{'' if n == 1 else 's'} · ${totals['micro_usd'] / 1e6:.4f} · {_k(totals['input'])} in "
+    return (f"{n} answer{'' if n == 1 else 's'} · {spend_text(totals['micro_usd'] / 1e6, totals['unpriced'])} · "
+            f"{_k(totals['input'])} in "
             f"({cached:.0%} cached) · {_k(totals['output'])} out")
+
+
+def spend_text(usd: float, unpriced: int) -> str:
+    """`usd`, or "cost unknown" when `unpriced` answers (of a model whose prices are unknown) made it all, or
+    "$X + N unpriced" when some did: never $0 for answers whose cost nobody knows."""
+    if not unpriced:
+        return f"${usd:.4f}"
+    return "cost unknown" if usd == 0 else f"${usd:.4f} + {unpriced} unpriced"
 
 
 def _k(n: float) -> str:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from pokebench.invocation import config_flags, module_command
 from pokebench.play.budget import Budget
+from pokebench.play.progress import spend_text
 from pokebench.results.figures import pair_results, per_player_figures
 from pokebench.results.luck_gain import with_luck_gain
 from pokebench.results.ratings import RatingsError, fit_ratings, with_luck
@@ -196,7 +197,8 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
         for player, row in sorted(spend.items()):
             voided = f", ${row['voided_cost_usd']:.4f} in voided games" if row.get("voided_cost_usd") else ""
             cached = row["cached_input_tokens"] / row["input_tokens"] if row.get("input_tokens") else 0.0
-            lines.append(f"  {player:<20} {money(row['cost_usd'])}  {int(row['answers'])} answers, "
+            lines.append(f"  {player:<20} {spend_text(row['cost_usd'], int(row.get('unpriced', 0)))}  "
+                         f"{int(row['answers'])} answers, "
                          f"{int(row['input_tokens']):,} input tokens ({cached:.0%} cached), "
                          f"{int(row['output_tokens']):,} output{voided}")
         preflight = sum(row.get("preflight_cost_usd", 0.0) for row in spend.values())

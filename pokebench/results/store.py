@@ -411,13 +411,14 @@ class RunStore:
 
     def spend_by_player(self) -> dict[str, dict[str, float]]:
         """Per player: cost (US dollars) and tokens of every answer, in stored and in voided games, and of the
-        pre-flight requests; `answers` counts the requests the model answered (not one that ended in an error) (in `cost_usd` and the tokens, not in `answers`; apart in `preflight_cost_usd`)."""
+        pre-flight requests; `answers` counts the requests the model answered (not one that ended in an error),
+        `unpriced` the answers whose cost is unknown (a model run with ``prices: unknown``) (in `cost_usd` and the tokens, not in `answers`; apart in `preflight_cost_usd`)."""
         out: dict[str, dict[str, float]] = {}
 
         def row_of(player: str) -> dict[str, float]:
             return out.setdefault(player, {"cost_usd": 0.0, "input_tokens": 0, "cached_input_tokens": 0,
                                            "output_tokens": 0, "answers": 0, "voided_cost_usd": 0.0,
-                                           "preflight_cost_usd": 0.0})
+                                           "preflight_cost_usd": 0.0, "unpriced": 0})
 
         for request in self.preflight():
             row = row_of(str(request["player"]))
@@ -427,14 +428,16 @@ class RunStore:
         for table in ("decisions", "voided_decisions"):
             query = (f"SELECT player, SUM(json_extract(data, '$.cost_usd')), SUM(json_extract(data, '$.input_tokens')),"
                      f" SUM(json_extract(data, '$.cached_input_tokens')), SUM(json_extract(data, '$.output_tokens')),"
-                     f" SUM(json_extract(data, '$.error') IS NULL) FROM {table} GROUP BY player")
-            for player, cost, inp, cached, output, answers in self.db.execute(query):
+                     f" SUM(json_extract(data, '$.error') IS NULL), SUM(json_extract(data, '$.cost_usd') IS NULL AND"
+                     f" json_extract(data, '$.output_tokens') IS NOT NULL) FROM {table} GROUP BY player")
+            for player, cost, inp, cached, output, answers, unpriced in self.db.execute(query):
                 row = row_of(player)
                 row["cost_usd"] += cost or 0.0
                 row["input_tokens"] += inp or 0
                 row["cached_input_tokens"] += cached or 0
                 row["output_tokens"] += output or 0
                 row["answers"] += answers
+                row["unpriced"] += unpriced or 0
                 if table == "voided_decisions":
                     row["voided_cost_usd"] += cost or 0.0
         return out
