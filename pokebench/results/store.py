@@ -411,8 +411,9 @@ class RunStore:
 
     def spend_by_player(self) -> dict[str, dict[str, float]]:
         """Per player: cost (US dollars) and tokens of every answer, in stored and in voided games, and of the
-        pre-flight requests; `answers` counts the requests the model answered (not one that ended in an error),
-        `unpriced` the answers whose cost is unknown (a model run with ``prices: unknown``) (in `cost_usd` and the tokens, not in `answers`; apart in `preflight_cost_usd`)."""
+        pre-flight requests (in `cost_usd` and the tokens, apart in `preflight_cost_usd`); `answers` counts the
+        requests the model answered (not a pre-flight, nor one that ended in an error), `unpriced` the answers
+        whose cost is unknown (a model run with ``prices: unknown``)."""
         out: dict[str, dict[str, float]] = {}
 
         def row_of(player: str) -> dict[str, float]:
