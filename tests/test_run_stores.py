@@ -128,3 +128,18 @@ def test_the_summary_says_whether_the_games_harness_errors_voided_were_played_ag
     assert "Harness errors now: server connection lost ×4 (every game they voided was played again)." in replayed
     assert (f"Harness errors now: server connection lost ×4 ({len(_ids([2]))} planned game(s) not stored yet: "
             "the next start plays them).") in missing
+
+
+def test_the_summary_ends_a_stop_reason_with_one_full_stop(tmp_path) -> None:
+    """A provider's refusal is a sentence of its own: 'Stopped: … model m..' was printed after a refused key."""
+    from pokebench.play.summary import StopKind, StopReason, ThisStart, run_summary
+
+    runs = tmp_path / "runs"
+    _shard(runs, 0, [1])
+    sentence = ThisStart(stop_reason=StopReason(StopKind.FATAL, "llm-a: the API refused the key in K. Check K."))
+    budget = ThisStart(stop_reason=StopReason(StopKind.BUDGET, "the run would pass budget_usd=1"))
+    with RunStores(runs / "r") as stores:
+        assert run_summary(stores, "r", _ids([1]), sentence, None).endswith("Stopped: llm-a: the API refused the key "
+                                                                            "in K. Check K.")
+        assert run_summary(stores, "r", _ids([1]), budget, None).endswith("Stopped: budget: the run would pass "
+                                                                          "budget_usd=1.")

@@ -217,5 +217,6 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     else:
         lines.append("Harness errors: none.")
     if now.stop_reason:
-        lines.append(f"Stopped: {now.stop_reason}.")
+        said = str(now.stop_reason)
+        lines.append(f"Stopped: {said}" if said.endswith((".", "!", "?")) else f"Stopped: {said}.")
     return "\n".join(lines)
