@@ -351,6 +351,7 @@ def test_a_refinement_killed_after_two_of_four_calls_keeps_their_spend(api, tmp_
     state = files.read_state()
     killed, done = state.attempts
     assert killed["killed"] and not killed["ok"] and len(killed["calls"]) == 2
+    assert killed["before_epoch"] == done["before_epoch"] == 2  # the killed one's was null
     assert killed["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in paid))
     assert done["ok"] and len(done["calls"]) == 4 and files.read_calls() == []
     usd, line = refiner.spend()

@@ -98,7 +98,8 @@ class HarnessRefiner:
         for attempt_id, calls in lost.items():
             log.warning("%s: a refinement was killed after %d call(s); their spend is recorded", self.player,
                         len(calls))
-            state.attempts.append({"id": attempt_id, "at": calls[0].get("at"), "ok": False, "killed": True,
+            state.attempts.append({"id": attempt_id, "at": calls[0].get("at"), "before_epoch": calls[0].get("before_epoch"),
+                                   "ok": False, "killed": True,
                                    "error": KILLED, "calls": calls, "cost_usd": _total(calls),
                                    "version": state.current, "from_version": state.current,
                                    "done_at": utc_now()})
@@ -139,7 +140,7 @@ class HarnessRefiner:
         told = history.history_text([self.files.read_version(v) for v in self.files.made(state)], past)
 
         def paid(record: dict[str, Any]) -> None:
-            self.files.append_call({**record, "attempt": attempt_id, "at": utc_now()})
+            self.files.append_call({**record, "attempt": attempt_id, "before_epoch": epoch, "at": utc_now()})
 
         try:
             result = await refine(current.harness, games, self.refiner, self.budgets, self.log_chars, self.parts,
