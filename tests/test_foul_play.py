@@ -301,6 +301,18 @@ def test_a_crash_mid_game_is_a_harness_error_and_a_restarted_process_plays_the_n
     assert_groups_gone({crashed, restarted})
 
 
+def test_a_checkout_the_launcher_refuses_mid_run_stops_the_run_instead_of_being_retried(showdown, tmp_path):
+    """Exit 78 (the launcher refused the layout) was retried like a crash: five starts a game, round after round."""
+    changed = tmp_path / "changed"
+    competitor = standin(tmp_path, "--crash-once", str(changed), "--unsupported-if", str(changed), max_in_flight=1,
+                         backoff=0.1)
+    crashed, *refused = play_fp(showdown, competitor, pairs=1, concurrency=1)
+    assert isinstance(crashed, HarnessError) and not crashed.fatal and "exited with code 3" in crashed.detail
+    assert refused and all(isinstance(o, HarnessError) and o.fatal for o in refused), refused
+    assert all("launcher refused its checkout (exit 78" in o.detail and "FOULPLAY_DIR" in o.detail for o in refused)
+    assert competitor.slots[0].starts == 1 + len(refused)  # one start each: no login retries
+
+
 def test_a_silent_process_is_detected_killed_and_replaced(showdown, tmp_path):
     competitor = standin(tmp_path, "--silent-once", str(tmp_path / "silenced"), decision_timeout=2)
     started = time.monotonic()

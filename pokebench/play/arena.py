@@ -348,7 +348,7 @@ class Arena:
             await self._void(conn, spec)
             players, decisions = await self._finish(spec, seats)
             return HarnessError(spec, conn.cause if conn.dead.is_set() else "harness connection failed", fault_text(err),
-                                players, decisions)
+                                players, decisions, fatal=isinstance(err, RunStopper))
         except asyncio.CancelledError:  # the run stops: the game in flight is voided, not left running
             await self._void(conn, spec)
             players, decisions = await self._finish(spec, seats)

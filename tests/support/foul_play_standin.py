@@ -20,6 +20,8 @@ Faults, for the tests:
   --silent-once FILE   at the game's third request, answer nothing more (connected, alive), likewise once
   --stop-searching-once FILE   at the game's third request, SIGSTOP itself before answering, likewise once
   --stop-waiting-once FILE     at the game's third request, answer, then SIGSTOP itself, likewise once
+  --unsupported-if FILE        exit at start as the launcher does for a checkout of another layout (code 78), if
+                               FILE exists (with --crash-once FILE: the checkout changed after the first game began)
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import websockets
 
+from pokebench.players.foul_play import launcher
 from pokebench.players.foul_play.launcher import start_heartbeat
 
 log = logging.getLogger("standin")
@@ -53,6 +56,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--silent-once", type=Path)
     parser.add_argument("--stop-searching-once", type=Path)
     parser.add_argument("--stop-waiting-once", type=Path)
+    parser.add_argument("--unsupported-if", type=Path)
     parser.add_argument("--login-delay", type=float, default=0.3, help="Foul Play sleeps 3 s after /trn")
     args, _ = parser.parse_known_args()  # --search-time-ms and the rest: Foul Play's, ignored
     return args
@@ -156,6 +160,8 @@ class StandIn:
 async def main() -> None:
     start_heartbeat()
     args = parse_args()
+    if args.unsupported_if is not None and args.unsupported_if.exists():
+        launcher._unsupported("the stand-in's checkout changed")
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(levelname)-8s %(message)s"))
     logging.basicConfig(level=args.log_level, handlers=[handler])

@@ -53,7 +53,7 @@ from typing import Any, Callable, Sequence
 
 from pokebench.player.bench_player import GameContext
 from pokebench.player.decisions import DecisionRecord
-from pokebench.player.faults import HarnessFault
+from pokebench.player.faults import HarnessFault, RunStopper
 from pokebench.games import GameSpec
 from pokebench.player.seats import ExternalCompetitor, Seat
 from pokebench.results.redaction import without_secrets
@@ -61,6 +61,7 @@ from pokebench.showdown.address import ServerAddress
 from pokebench.util import usable_cpus
 from pokebench.players.foul_play.installation import (LAUNCHER, PINNED_COMMIT, check_engine, check_layout,
                                                        engine_version, find_installation)
+from pokebench.players.foul_play.launcher import EXIT_UNSUPPORTED
 from pokebench.players.foul_play.process import HEARTBEAT_INTERVAL, FoulPlayProcess, LogSink
 from pokebench.players.foul_play.sets import DEFAULT_TEAMS, ensure_sets
 
@@ -77,6 +78,11 @@ POSITIONS_TIME = 2
 class FoulPlayError(HarnessFault):
     """Foul Play failed (exited, froze, went silent, could not log in): a harness fault, so the
     arena records the game as a harness error and carries on."""
+
+
+class FoulPlayUnsupported(FoulPlayError, RunStopper):
+    """The launcher refused the checkout's layout (exit 78): every later start would too, so the run stops
+    (the checkout changed under a run whose pre-flight check had passed)."""
 
 
 def search_time_per_position(search_ms_per_move: int) -> int:
@@ -146,6 +152,11 @@ class _Slot:
             outcome = await self._login(process)
             if outcome == "ok":
                 return process
+            if process.returncode == EXIT_UNSUPPORTED:
+                raise FoulPlayUnsupported(f"Foul Play's launcher refused its checkout (exit {EXIT_UNSUPPORTED}: the layout "
+                                          f"changed during the run; {process.name}'s output in {log_dir} says how). "
+                                          f"Check out the pinned commit {PINNED_COMMIT} again, or point FOULPLAY_DIR "
+                                          "at a checkout of it, and start the run again.")
             problems.append(outcome)
             await self.stop()
             delay = min(o.backoff * 2 ** attempt, 30.0)
