@@ -217,6 +217,6 @@ def run_summary(stores: RunStores, name: str, planned: set[str], now: ThisStart,
     else:
         lines.append("Harness errors: none.")
     if now.stop_reason:
-        said = str(now.stop_reason)
-        lines.append(f"Stopped: {said}" if said.endswith((".", "!", "?")) else f"Stopped: {said}.")
+        said = str(now.stop_reason)  # a provider's refusal ends its own sentence
+        lines.append(f"Stopped: {said}{'' if said.endswith(('.', '!', '?')) else '.'}")
     return "\n".join(lines)

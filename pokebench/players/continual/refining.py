@@ -99,8 +99,7 @@ class HarnessRefiner:
             log.warning("%s: a refinement was killed after %d call(s); their spend is recorded", self.player,
                         len(calls))
             state.attempts.append({"id": attempt_id, "at": calls[0].get("at"), "before_epoch": calls[0].get("before_epoch"),
-                                   "ok": False, "killed": True,
-                                   "error": KILLED, "calls": calls, "cost_usd": _total(calls),
+                                   "ok": False, "killed": True, "error": KILLED, "calls": calls, "cost_usd": _total(calls),
                                    "version": state.current, "from_version": state.current,
                                    "done_at": utc_now()})
         return bool(lost)
