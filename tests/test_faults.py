@@ -108,6 +108,33 @@ def test_a_server_seen_hung_is_restarted_by_the_next_arena_even_when_the_one_tha
         assert is_gone(pid), "the server seen hung was not killed"
 
 
+@pytest.mark.server
+def test_a_game_voided_as_the_harness_connection_drops_leaves_the_server_marked_for_the_next_arena(tmp_path):
+    """The fault sweep's retry round × harness dropped, made certain (it failed CI once): the game waiting for its
+    record learns of the drop before the watcher's look, and its round ends there. The server runs on with that
+    game and its players' names: the next round's arena must restart it, not replay the game beside it."""
+    from pokebench.play.arena import Arena
+    from pokebench.showdown.server import LocalShowdown
+
+    async def dropped_then_round_over(server: LocalShowdown) -> tuple[str, str]:
+        arena = Arena(server, {}, "gen9randombattle", 300, 1, liveness_timeout=5.0)
+        conn = await arena._current()
+        record = conn.admin.expect_record("a-game")
+        conn.admin._ws.transport.abort()  # a TCP reset; no watcher runs: the round's game sees it first
+        await conn.admin.closed.wait()
+        cause = await arena._wait_for_end(record, asyncio.Event(), conn, {})
+        await Arena(server, {}, "gen9randombattle", 300, 1, liveness_timeout=5.0)._current()
+        return cause
+
+    with LocalShowdown(sim_processes=1, log_path=tmp_path / "showdown.log") as server:
+        assert server.process is not None
+        pid, address = server.process.pid, server.address
+        cause = asyncio.run(dropped_then_round_over(server))
+        assert cause == ("server connection lost", "the harness's own connection to the server closed")
+        assert server.restarts == 1 and server.address != address
+        assert is_gone(pid), "the server that ran on with the voided game was not stopped"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("fault", "sig", "cause", "words"), [
     ("killed", signal.SIGKILL, "simulator crashed", "simulator process {pid} died"),

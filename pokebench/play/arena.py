@@ -164,9 +164,7 @@ class Arena:
             if conn is not None and not conn.dead.is_set() and not conn.admin.closed.is_set():
                 return conn
             if conn is not None:
-                if not conn.dead.is_set() and await self._outlived():  # closed under us before the watcher saw it
-                    self._lost(conn)
-                conn.dead.set()
+                await self._settle_closed(conn)  # closed under us before the watcher saw it
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.admin.__aexit__(None, None, None), 5)
             # a server marked hung is restarted even if it answers again by now: the games voided meanwhile must not go on
@@ -190,6 +188,17 @@ class Arena:
                 return True
             await asyncio.sleep(0.1)
         return False
+
+    async def _settle_closed(self, conn: _Connection) -> None:
+        """Mark `conn`, whose connection closed, dead with its cause: the server died, or it runs on (then it is
+        marked for restart). At once, whoever sees the close first: a round of games that ends with the game the
+        close voided must leave the server marked, or the next round meets that game's players in it."""
+        outlived = await self._outlived()
+        if conn.dead.is_set():
+            return
+        if outlived:
+            self._lost(conn)
+        conn.dead.set()
 
     def _condemn(self, conn: _Connection, cause: str, detail: str, why: str) -> None:
         """End `conn` for a server that failed the harness while its process runs on (`why` says how, for the
@@ -217,8 +226,8 @@ class Arena:
             if not self.server.is_alive():
                 conn.dead.set()
             elif conn.admin.closed.is_set():
-                if await self._outlived() and not conn.dead.is_set():  # else the next look sees it dead
-                    self._lost(conn)
+                await self._settle_closed(conn)
+                if conn.cause == "server connection lost":
                     with contextlib.suppress(Exception):  # restart it now, not when the next game starts
                         await self._current()
             elif time.monotonic() - last_ping >= self.liveness_interval:
@@ -408,9 +417,8 @@ class Arena:
                         return record_future.result()
                     if isinstance(error, SimulatorCrashed):
                         return error.cause, str(error)
-                    if conn.dead.is_set():  # the connection was dropped because the server died or hung
-                        return conn.cause, conn.detail
-                    return "server connection lost", ""
+                    await self._settle_closed(conn)  # the server died or hung, or it dropped the connection
+                    return conn.cause, conn.detail
                 if failed in done:
                     return "player failed", ""
                 if died in done:
@@ -454,8 +462,9 @@ class Arena:
             return
         try:
             await conn.admin.void(spec.game_id)
-        except Exception:  # the server is gone; nothing left to void
-            pass
+        except Exception:  # the server is gone, or it runs on with the game, unreached: then it is restarted
+            if conn.admin.closed.is_set():
+                await self._settle_closed(conn)
 
     @staticmethod
     def _failure_detail(seats: dict[str, Seat], cause: str) -> str:
