@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import os
 import re
 import signal
@@ -387,7 +388,7 @@ def test_the_search_bot_beats_the_reference_bots_and_records_its_settings(search
         summary = result.players[side]
         assert summary["search"] == {"iterations": 300, "duration_ms": 0, "decision_ms": 0, "samples": 2,
                                      "early_samples": 2, "near_best": 1.0, "inference": True, "engine": ENGINE,
-                                     "seeded": False}
+                                     "endgame": 0, "seeded": False}
         assert summary["refusals"] == 0 and summary["fallbacks"] == 0, summary["fallback_reasons"]
         rows = [d for d in result.decisions if d.side == side]
         assert len(rows) == summary["decisions"] and sum(bool(d.extra["engine_action"]) for d in rows) > len(rows) / 2
@@ -509,6 +510,8 @@ def test_a_position_search_as_long_as_the_search_timeout_is_refused_before_any_g
     ({"workers": -2}, "workers must be 1 or more (or null: the cores less one), not -2"),
     ({"workers": 0}, "workers must be 1 or more"),
     ({"early_samples": -1}, "early_samples must be 0 (samples throughout) or more, not -1"),
+    ({"endgame": 4, "iterations": 300}, "endgame needs a time budget (decision_ms or duration_ms)"),
+    ({"endgame": -1}, "endgame must be a number of Pokémon left on both sides together, 0 to 12, not -1"),
 ])
 def test_search_workers_or_early_samples_below_their_range_are_refused_before_any_game(settings, says):
     """workers=-2 used to pass the plan: every game of the search bot then failed, retry round after retry round,
@@ -540,6 +543,34 @@ def test_the_searches_of_a_decisions_positions_combine_shares_of_visits_averaged
     assert weighted.best.action == "ember"  # 0.4 + 0.9 against 0.6 + 0.1, not 490 visits against 610
     with pytest.raises(EngineError, match="no action"):
         combine([StateSearch({}, 0)])
+
+
+@needs_engine
+def test_the_expectiminimax_plays_the_action_whose_worst_case_is_best_averaged_over_the_positions():
+    from pokebench.engine.errors import EngineError
+    from pokebench.engine.search import Budget, StateWorstCases, combine_worst_cases, worst_cases_text
+    from pokebench.engine.state import build_state
+
+    # a Gyarados at a sliver of its HP: Thunderbolt knocks it out whatever it does, the status moves do not
+    moves = [MoveSlot("thunderbolt", 24), MoveSlot("thunderwave", 32), MoveSlot("protect", 16)]
+    foe = mon("gyarados", types=("water", "flying"), base_types=("water", "flying"), hp=30,
+              moves=[MoveSlot("waterfall", 24), MoveSlot("earthquake", 16)], item="leftovers", ability="intimidate")
+    text = build_state(position([mon(moves=moves)], [foe])).to_string()
+    one = worst_cases_text(text, Budget(duration_ms=30))
+    assert one.depth >= 1 and {"thunderbolt", "thunderwave", "protect"} <= set(one.worst)
+    result = combine_worst_cases([one, one])
+    assert result.best.action.removesuffix("-tera") == "thunderbolt" and result.best.value > 0.5
+    assert (result.method, result.iterations, result.states) == ("expectiminimax", 0, 2)
+    with pytest.raises(EngineError, match="timed"):
+        worst_cases_text(text, Budget(iterations=100))
+
+    # each state's worst case averaged over the states that offer the action; the best has the whole share
+    two = combine_worst_cases([StateWorstCases({"tackle": 40.0, "ember": 10.0, "switch eevee": 100.0}, 3),
+                               StateWorstCases({"tackle": 0.0, "ember": 50.0}, 2)])  # a sampled trap: no switch
+    assert [a.action for a in two.actions] == ["switch eevee", "ember", "tackle"]
+    assert [a.share for a in two.actions] == [1.0, 0.0, 0.0]
+    assert two.actions[1].value == pytest.approx(1 / (1 + math.exp(-0.0125 * 30)))
+    assert (two.partial_actions, two.depth) == (("switch eevee",), 2)
 
 
 @needs_engine
@@ -640,7 +671,7 @@ def test_a_search_bot_on_a_time_budget_searches_every_position_of_a_decision_on_
         summary = result.players[side]
         assert summary["search"] | {"engine": ""} == {"iterations": 0, "duration_ms": 60, "decision_ms": 60, "samples": 2,
                                                       "early_samples": 4, "near_best": 0.75, "inference": True,
-                                                      "engine": "", "seeded": False}
+                                                      "engine": "", "endgame": 0, "seeded": False}
         searched = [d for d in result.decisions if d.side == side and d.extra["engine_iterations"]]
         assert searched and summary["fallbacks"] == 0, summary["fallback_reasons"]
         # the engine's granularity, each position
@@ -649,6 +680,32 @@ def test_a_search_bot_on_a_time_budget_searches_every_position_of_a_decision_on_
     # early in a game 4 positions, later 2; the first decision (one opposing Pokémon shown, no move) is early
     assert schedule[0] == (True, 4) and (False, 2) in schedule
     assert all(samples == (4 if early else 2) for early, samples in schedule)
+
+
+@pytest.mark.slow
+@needs_engine
+def test_a_search_bot_with_an_endgame_searches_by_expectiminimax_once_that_few_pokemon_are_left(showdown):
+    from pokebench.players.search import SearchBot, pokemon_left
+
+    searched: list[tuple[int, str]] = []
+
+    class EndgameSearchBot(SearchBot):
+        async def _search(self, battle: Any) -> Any:
+            result = await super()._search(battle)
+            searched.append((pokemon_left(battle), result.method))
+            return result
+
+    specs = build_schedule("search", "search-endgame", 1, [("search", "random")])
+    outcomes = results(play(showdown, specs, {**BOTS, "search": functools.partial(
+        EndgameSearchBot, decision_ms=40, samples=2, workers=2, endgame=9)}))
+    assert {left <= 9 for left, _ in searched} == {True, False}  # both kinds of decision were met
+    assert all(method == ("expectiminimax" if left <= 9 else "mcts") for left, method in searched), searched
+    for result in outcomes:
+        side = "p1" if result.spec.p1 == "search" else "p2"
+        assert result.players[side]["search"]["endgame"] == 9
+        assert result.players[side]["fallbacks"] == 0, result.players[side]["fallback_reasons"]
+        rows = [d.extra for d in result.decisions if d.side == side and d.extra["engine_method"] == "expectiminimax"]
+        assert rows and all(r["engine_depth"] >= 1 and r["engine_iterations"] == 0 for r in rows)
 
 
 def test_the_engines_switch_to_a_pokemon_in_another_forme_is_the_switch_to_that_pokemon():

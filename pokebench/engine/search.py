@@ -16,11 +16,16 @@ poke-engine holds Python's GIL while it searches: a thread does not let other Py
 meanwhile. :func:`search_text` takes a state as the engine's text and gives a picklable
 :class:`StateSearch`, so that worker processes can search a decision's positions side by side
 and :func:`combine` their results (the search bot does).
+
+:func:`worst_cases_text` runs the engine's iterative-deepening expectiminimax instead (timed only: it has no
+budget in iterations) and :func:`combine_worst_cases` ranks side one's actions by their worst case over side
+two's replies, averaged over the states: the search bot's end-game option.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
@@ -79,6 +84,10 @@ class SearchResult:
     states: int
     #: Actions some states offered and others did not (e.g. a sampled trapping ability): no share in the others.
     partial_actions: tuple[str, ...] = ()
+    #: "mcts", or "expectiminimax" (:func:`combine_worst_cases`: then `iterations` is 0 and `depth` the least
+    #: depth its states' searches completed).
+    method: str = "mcts"
+    depth: int | None = None
 
     @property
     def best(self) -> ActionValue:
@@ -137,3 +146,53 @@ def search(states: Sequence[poke_engine.State], budget: Budget) -> SearchResult:
 def search_texts(texts: Sequence[str], budget: Budget) -> SearchResult:
     """:func:`search` on states given as ``State.to_string()`` (picklable: for a worker process)."""
     return combine([search_text(text, budget) for text in texts])
+
+
+#: How poke-engine's MCTS turns an evaluation (points) into side one's expected score (``sigmoid`` in its
+#: ``mcts.rs``: about 200 points is nearly a win); used for the expectiminimax's values, to log them on one scale.
+EVALUATION_SCALE = 0.0125
+
+
+@dataclass(frozen=True)
+class StateWorstCases:
+    """One state's expectiminimax: each action of side one with its worst evaluation over side two's replies
+    (points, as the engine evaluates; picklable, for a worker), and the depth the search completed."""
+
+    worst: dict[str, float]
+    depth: int
+
+
+def worst_cases_text(text: str, budget: Budget) -> StateWorstCases:
+    """The engine's iterative-deepening expectiminimax on a state given as ``State.to_string()``, for
+    ``budget.duration_ms`` (the engine always takes that long: it searches deeper until the time is up and gives
+    the last depth it completed). The engine prunes (alpha-beta): a row stops at the first reply worse than the best
+    row's worst case, so the state's best action is exact and another's value is the minimum over the replies
+    searched, a bound above its worst case and below the best's (averaged over the states as it is)."""
+    if not budget.duration_ms:
+        raise EngineError(f"the engine's expectiminimax is timed: it needs a budget in milliseconds, not {budget}")
+    state = guarded("reading a state", functools.partial(poke_engine.State.from_string, text))
+    result = guarded("searching", lambda: poke_engine.iterative_deepening_expectiminimax(state, budget.duration_ms))
+    replies = len(result.side_two)
+    worst: dict[str, float] = {}
+    for row, action in enumerate(result.side_one):
+        scores = [x for x in result.matrix[row * replies:(row + 1) * replies] if x is not None and math.isfinite(x)]
+        if scores:
+            worst[action] = min(scores)
+    return StateWorstCases(worst, result.depth_searched)
+
+
+def combine_worst_cases(searches: Sequence[StateWorstCases]) -> SearchResult:
+    """Side one's actions over several states' expectiminimax, best first: the worst case of each action averaged
+    over the states that offer it, as side one's expected score (:data:`EVALUATION_SCALE`). The first action has
+    the whole share, the others none (a maximin choice is one action, not a mix); visits are 0 (no sampling)."""
+    if not searches:
+        raise EngineError("nothing to search: no position given")
+    offered = set().union(*(s.worst for s in searches))
+    if not offered:
+        raise EngineError(f"the {len(searches)} positions give side one no action")
+    values = {name: statistics.fmean(s.worst[name] for s in searches if name in s.worst) for name in offered}
+    ranked = sorted(offered, key=lambda name: (-values[name], name))
+    actions = [ActionValue(name, 0, 1 / (1 + math.exp(-EVALUATION_SCALE * values[name])), float(i == 0))
+               for i, name in enumerate(ranked)]
+    partial = sorted(name for name in offered if any(name not in s.worst for s in searches))
+    return SearchResult(actions, 0, len(searches), tuple(partial), "expectiminimax", min(s.depth for s in searches))

@@ -31,7 +31,7 @@ import random
 import statistics
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
@@ -45,7 +45,8 @@ from pokebench.player.bench_player import BenchPlayer
 from pokebench.player.decisions import DecisionRecord
 
 if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
-    from pokebench.engine.search import ActionValue, Budget, SearchResult, StateSearch
+    from pokebench.engine.search import ActionValue, Budget, SearchResult
+T = TypeVar("T")
 #: What a run that lists the search bot can do on a machine without the engine.
 WITHOUT_IT = ("Or play the run without the search bot: add '~players.search' matchups=all to the command line "
               "(its other players, all against all).")
@@ -113,6 +114,17 @@ def near_best(actions: Sequence[ActionValue], fraction: float, rng: random.Rando
     return rng.choices(near, weights=[a.share for a in near])[0]
 
 
+def check_endgame(left: int, budget: Budget) -> int:
+    """`left` if it is a valid ``endgame`` for `budget` (0: never; the engine's expectiminimax is timed only), else
+    a ValueError."""
+    if isinstance(left, bool) or not isinstance(left, int) or not 0 <= left <= 12:
+        raise ValueError(f"endgame must be a number of Pokémon left on both sides together, 0 to 12, not {left!r}")
+    if left and not budget.duration_ms:
+        raise ValueError("endgame needs a time budget (decision_ms or duration_ms): the engine's expectiminimax "
+                         "has no budget in iterations")
+    return left
+
+
 def check_near_best(fraction: float) -> None:
     """A ValueError unless 0 < `fraction` <= 1."""
     if not 0 < fraction <= 1:
@@ -134,6 +146,14 @@ def is_early(battle: AbstractBattle) -> bool:
     active = battle.opponent_active_pokemon
     return (len(battle.opponent_team) <= 3 and active is not None and not active.fainted
             and not active.moves)
+
+
+def pokemon_left(battle: AbstractBattle) -> int:
+    """The Pokémon not fainted on both sides together, the opponent's not yet seen counted as alive (a random
+    battle's team is six)."""
+    own = sum(not mon.fainted for mon in battle.team.values())
+    seen = battle.opponent_team.values()
+    return own + sum(not mon.fainted for mon in seen) + max(0, 6 - len(seen))
 
 
 def _drop_pool(broken: concurrent.futures.ProcessPoolExecutor) -> None:
@@ -158,15 +178,14 @@ def _search_done(_: concurrent.futures.Future[Any]) -> None:
     _LAST_SEARCH_DONE = time.monotonic()
 
 
-async def search_on_pool(pool: concurrent.futures.ProcessPoolExecutor, texts: Sequence[str], budget: Budget,
-                         timeout: float) -> list[StateSearch]:
-    """The searches of `texts` on `pool`, side by side. An EngineError if a worker died, or if the pool finished
-    no search (of any decision of this process) for `timeout` seconds while these waited: a worker stopped or stuck
-    in the engine would hold every later search of the run, so the pool is then killed and replaced."""
-    from pokebench.engine.search import search_text
-
+async def search_on_pool(pool: concurrent.futures.ProcessPoolExecutor, searcher: Callable[[str, Budget], T],
+                         texts: Sequence[str], budget: Budget, timeout: float) -> list[T]:
+    """`searcher`'s searches of `texts` on `pool`, side by side (the engine's MCTS, ``search_text``, or its
+    expectiminimax). An EngineError if a worker died, or if the pool finished no search (of any decision of this
+    process) for `timeout` seconds while these waited: a worker stopped or stuck in the engine would hold every later
+    search of the run, so the pool is then killed and replaced."""
     started = time.monotonic()
-    futures = [pool.submit(search_text, text, budget) for text in texts]
+    futures = [pool.submit(searcher, text, budget) for text in texts]
     for future in futures:
         future.add_done_callback(_search_done)
     waiting = [asyncio.wrap_future(f) for f in futures]
@@ -202,7 +221,7 @@ class SearchBot(BenchPlayer):
 
     def __init__(self, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
                  early_samples: int = 0, near_best: float = 1.0, workers: int | None = None, inference: bool = True,
-                 search_timeout: float = 60.0, **kwargs: Any) -> None:
+                 search_timeout: float = 60.0, endgame: int = 0, **kwargs: Any) -> None:
         self.engine = check_engine()
         self.workers = search_workers(workers)
         self.budget = position_budget(iterations, duration_ms, decision_ms, samples, self.workers)
@@ -213,6 +232,7 @@ class SearchBot(BenchPlayer):
         check_near_best(near_best)
         self.near_best = near_best
         self.search_timeout = search_timeout
+        self.endgame = check_endgame(endgame, self.budget)
         self.sets = SetTable.load()
         # the evidence the opponent's sets are inferred from (pokebench/engine/inference.py); off: revealed facts alone
         self.evidence = EVIDENCE if inference else frozenset()
@@ -223,7 +243,7 @@ class SearchBot(BenchPlayer):
     @classmethod
     def preflight(cls, iterations: int = 0, duration_ms: int = 0, decision_ms: int = 200, samples: int = 4,
                   early_samples: int = 0, near_best: float = 1.0, workers: int | None = None,
-                  search_timeout: float = 60.0, **_: Any) -> None:
+                  search_timeout: float = 60.0, endgame: int = 0, **_: Any) -> None:
         """Before any game: the engine (Gen 9, Terastallization) and the set table; a RuntimeError says what is wrong."""
         try:
             check_engine()
@@ -238,6 +258,7 @@ class SearchBot(BenchPlayer):
                     raise ValueError(f"a position's search ({budget.duration_ms} ms) would be taken for hung at "
                                      f"search_timeout={search_timeout:g} s: raise search_timeout")
             check_near_best(near_best)
+            check_endgame(endgame, position_budget(iterations, duration_ms, decision_ms, samples, search_workers(workers)))
         except ValueError as err:
             raise RuntimeError(f"search bot: {err}") from None
         SetTable.load()
@@ -245,7 +266,7 @@ class SearchBot(BenchPlayer):
     def settings(self) -> dict[str, Any]:
         return {"iterations": self.budget.iterations, "duration_ms": self.budget.duration_ms,
                 "decision_ms": self.decision_ms, "samples": self.samples, "early_samples": self.early_samples,
-                "near_best": self.near_best, "inference": bool(self.evidence),
+                "near_best": self.near_best, "inference": bool(self.evidence), "endgame": self.endgame,
                 "engine": self.engine, "seeded": False}
 
     def begin_game(self, context: Any, on_failure: Any = None) -> None:
@@ -260,21 +281,28 @@ class SearchBot(BenchPlayer):
         if len(only) == 1:  # nothing to choose (a recharge turn, one Pokémon left to send in): no search
             self._log(battle, started, only[0], None, None, None)
             return only[0]
-        from pokebench.engine.search import combine
-
         failure: str | None = None
         try:
-            early = is_early(battle)
-            texts = self.state_texts(battle, self.early_samples if early else self.samples)
-            budget = self.early_budget if early else self.budget
-            searches = await search_on_pool(search_pool(self.workers), texts, budget, self.search_timeout)
-            result = combine(searches)
+            result = await self._search(battle)
             order, action = self._order(battle, result)
         except EngineError as err:
             failure = str(err)
             order, action = self._fallback(battle, failure), None
         self._log(battle, started, order, action, result, failure)
         return order
+
+    async def _search(self, battle: AbstractBattle) -> SearchResult:
+        """The engine's MCTS on the decision's sampled positions; its expectiminimax once at most `endgame`
+        Pokémon are left on both sides together."""
+        from pokebench.engine.search import combine, combine_worst_cases, search_text, worst_cases_text
+
+        early = is_early(battle)
+        texts = self.state_texts(battle, self.early_samples if early else self.samples)
+        budget = self.early_budget if early else self.budget
+        pool = search_pool(self.workers)
+        if self.endgame and pokemon_left(battle) <= self.endgame:
+            return combine_worst_cases(await search_on_pool(pool, worst_cases_text, texts, budget, self.search_timeout))
+        return combine(await search_on_pool(pool, search_text, texts, budget, self.search_timeout))
 
     def state_texts(self, battle: AbstractBattle, samples: int) -> list[str]:
         """The engine's states (as text, for the worker) of :meth:`positions`."""
@@ -329,6 +357,8 @@ class SearchBot(BenchPlayer):
                    "engine_visits": action.visits if action else None,
                    "engine_iterations": result.iterations if result else None,
                    "engine_positions": result.states if result else None,
+                   "engine_method": result.method if result else None,
+                   "engine_depth": result.depth if result else None,
                    # why the engine gave no action (the decision fell back to a random legal one)
                    "engine_error": failure},
         ))
