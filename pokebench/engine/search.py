@@ -178,7 +178,9 @@ def worst_cases_text(text: str, budget: Budget) -> StateWorstCases:
         scores = [x for x in result.matrix[row * replies:(row + 1) * replies] if x is not None and math.isfinite(x)]
         if scores:
             worst[action] = min(scores)
-    return StateWorstCases(worst, result.depth_searched)
+    # the engine counts the depth in a signed byte: in a position that ends in a few forced turns it deepens
+    # past 127 within the time, and the count wraps below 0
+    return StateWorstCases(worst, result.depth_searched % 256)
 
 
 def combine_worst_cases(searches: Sequence[StateWorstCases]) -> SearchResult:

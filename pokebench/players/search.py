@@ -46,7 +46,8 @@ from pokebench.player.decisions import DecisionRecord
 
 if TYPE_CHECKING:  # the engine's modules need poke-engine: imported once the check has passed
     from pokebench.engine.search import ActionValue, Budget, SearchResult
-T = TypeVar("T")
+
+T = TypeVar("T")  # what a searcher on the pool gives per position
 #: What a run that lists the search bot can do on a machine without the engine.
 WITHOUT_IT = ("Or play the run without the search bot: add '~players.search' matchups=all to the command line "
               "(its other players, all against all).")
