@@ -20,7 +20,8 @@ and prints per variant and opponent:
   ``pokebench analyse RUN --no-quality`` (about 0.1 s of CPU a game; cached, so a second invocation values nothing
   again); ``--no-luck`` skips it;
 - the time per decision it searched (mean, median, 95th percentile, wall: it includes waiting for a busy
-  search worker when games share it) and the engine's iterations per decision;
+  search worker when games share it) and the engine's iterations per MCTS decision (an end-game expectiminimax,
+  ``endgame``, counts none);
 - each opponent's time per decision in the same games (Foul Play's: is the time per decision equal?).
 
 Without ``--variant`` it plays the ablation of the shipped bot: the shipped settings, one sample instead of
@@ -146,7 +147,9 @@ def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.Dat
     extra = [json.loads(e or "{}") for e in decisions.extra]  # decisions.csv's JSON column
     searched = pd.DataFrame({"opponent": decisions.uid.map(games.set_index("uid").opponent).to_numpy(),
                              "latency_s": decisions.latency_s.to_numpy(),
-                             "iterations": [e.get("engine_iterations") for e in extra]}).dropna()
+                             "iterations": [e.get("engine_iterations") for e in extra],
+                             # the end-game's expectiminimax (`endgame`) counts no iterations
+                             "mcts": [e.get("engine_method", "mcts") == "mcts" for e in extra]}).dropna()
     others = data.decisions.loc[data.decisions.player != "search", ["player", "latency_s"]].dropna()
     return pairs, searched, others
 
@@ -199,7 +202,7 @@ def rounds(measured: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], labels: li
                      "lo": lo, "hi": hi,
                      "adjusted": adjusted.mean(),  # NaN without luck
                      "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half,
-                     "ms": 1000 * bot.latency_s.mean(), "iterations": bot.iterations.mean(),
+                     "ms": 1000 * bot.latency_s.mean(), "iterations": bot.iterations[bot.mcts].mean(),
                      "opponent_ms": 1000 * other.latency_s.mean()})
     return pd.DataFrame(rows)
 
@@ -210,7 +213,7 @@ def report_rounds(table: pd.DataFrame, name: str, opponent: str) -> None:
     from scipy.stats import chi2_contingency
 
     print(f"| {name} against {opponent}, round | games | score [95 % Wilson] | luck-adjusted [95 %] "
-          f"| ms / iterations per decision | {opponent}'s ms per decision |")
+          f"| ms per decision / iterations per MCTS decision | {opponent}'s ms per decision |")
     print("|---|---|---|---|---|---|")
     for row in table.itertuples():
         adjusted = "—" if pd.isna(row.adjusted) else f"{row.adjusted:.3f} [{row.adjusted_lo:.3f}, {row.adjusted_hi:.3f}]"
@@ -268,13 +271,14 @@ def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], 
                   f"{normal_interval(per_pair.adjusted, sign='')} (±{half_width(per_pair.score):.3f}) | "
                   f"{'—' if first_row else normal_interval(diff.adjusted)} |")
     print()
-    print("| variant | decisions searched | ms per decision: mean | median | 95th percentile | iterations per decision |")
+    print("| variant | decisions searched | ms per decision: mean | median | 95th percentile | "
+          "iterations per MCTS decision |")
     print("|---|---|---|---|---|---|")
     for name in names:
         searched = results[name][1]
         ms = 1000 * searched.latency_s
         print(f"| {name} | {len(searched)} | {ms.mean():.0f} | {ms.median():.0f} | {ms.quantile(0.95):.0f} | "
-              f"{statistics.fmean(searched.iterations):,.0f} |")
+              f"{statistics.fmean(searched.iterations[searched.mcts]):,.0f} |")
     print()
     print("| opponent, in the games of | decisions | ms per decision: mean | median | 95th percentile |")
     print("|---|---|---|---|---|")
