@@ -28,7 +28,7 @@ import functools
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import poke_engine
 
@@ -111,7 +111,22 @@ def search_state(state: poke_engine.State, budget: Budget) -> StateSearch:
 
 def search_text(text: str, budget: Budget) -> StateSearch:
     """:func:`search_state` on a state given as ``State.to_string()`` (a worker process's task)."""
-    return search_state(guarded("reading a state", functools.partial(poke_engine.State.from_string, text)), budget)
+    return search_state(read_state(text), budget)
+
+
+def read_state(text: str) -> poke_engine.State:
+    """A state from its ``State.to_string()`` text (a worker's task arrives so)."""
+    return guarded("reading a state", functools.partial(poke_engine.State.from_string, text))
+
+
+def offered_actions(per_state: Sequence[Mapping[str, object]]) -> set[str]:
+    """The actions any of the states' searches gives side one; an EngineError for no state, or no action."""
+    if not per_state:
+        raise EngineError("nothing to search: no position given")
+    offered = set().union(*per_state)
+    if not offered:
+        raise EngineError(f"the {len(per_state)} positions give side one no action")
+    return offered
 
 
 def combine(searches: Sequence[StateSearch]) -> SearchResult:
@@ -119,12 +134,8 @@ def combine(searches: Sequence[StateSearch]) -> SearchResult:
     visits averaged over the states (each sampled state counts the same, however many iterations its search
     bought in its time), mean values averaged over the states that offer the action, visits summed. An action
     some states do not offer (a sampled trapping ability takes the switches away) keeps its share of the others."""
-    if not searches:
-        raise EngineError("nothing to search: no position given")
     per_state = [s.actions for s in searches]
-    offered = set().union(*per_state)
-    if not offered:
-        raise EngineError(f"the {len(searches)} positions give side one no action")
+    offered = offered_actions(per_state)
     totals = [max(1, sum(visits for visits, _ in state.values())) for state in per_state]
     actions, partial = [], []
     for name in offered:
@@ -170,7 +181,7 @@ def worst_cases_text(text: str, budget: Budget) -> StateWorstCases:
     searched, a bound above its worst case and below the best's (averaged over the states as it is)."""
     if not budget.duration_ms:
         raise EngineError(f"the engine's expectiminimax is timed: it needs a budget in milliseconds, not {budget}")
-    state = guarded("reading a state", functools.partial(poke_engine.State.from_string, text))
+    state = read_state(text)
     result = guarded("searching", lambda: poke_engine.iterative_deepening_expectiminimax(state, budget.duration_ms))
     replies = len(result.side_two)
     worst: dict[str, float] = {}
@@ -187,11 +198,7 @@ def combine_worst_cases(searches: Sequence[StateWorstCases]) -> SearchResult:
     """Side one's actions over several states' expectiminimax, best first: the worst case of each action averaged
     over the states that offer it, as side one's expected score (:data:`EVALUATION_SCALE`). The first action has
     the whole share, the others none (a maximin choice is one action, not a mix); visits are 0 (no sampling)."""
-    if not searches:
-        raise EngineError("nothing to search: no position given")
-    offered = set().union(*(s.worst for s in searches))
-    if not offered:
-        raise EngineError(f"the {len(searches)} positions give side one no action")
+    offered = offered_actions([s.worst for s in searches])
     values = {name: statistics.fmean(s.worst[name] for s in searches if name in s.worst) for name in offered}
     ranked = sorted(offered, key=lambda name: (-values[name], name))
     actions = [ActionValue(name, 0, 1 / (1 + math.exp(-EVALUATION_SCALE * values[name])), float(i == 0))

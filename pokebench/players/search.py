@@ -259,7 +259,7 @@ class SearchBot(BenchPlayer):
                     raise ValueError(f"a position's search ({budget.duration_ms} ms) would be taken for hung at "
                                      f"search_timeout={search_timeout:g} s: raise search_timeout")
             check_near_best(near_best)
-            check_endgame(endgame, position_budget(iterations, duration_ms, decision_ms, samples, search_workers(workers)))
+            check_endgame(endgame, budget)  # a time budget, or one in iterations, for either count alike
         except ValueError as err:
             raise RuntimeError(f"search bot: {err}") from None
         SetTable.load()
