@@ -79,7 +79,7 @@ def default_variants() -> dict[str, dict[str, object]]:
         f"samples-{other}": {"samples": other},
         "half-time": {"decision_ms": int(base["decision_ms"]) // 2},
         "inference-off": {"inference": False},
-        "last-round": {"iterations": 1000, "samples": 4},
+        "last-round": {"iterations": 1000, "samples": 4, "endgame": 0},
     }
 
 

@@ -122,7 +122,7 @@ def check_endgame(left: int, budget: Budget) -> int:
         raise ValueError(f"endgame must be a number of Pokémon left on both sides together, 0 to 12, not {left!r}")
     if left and not budget.duration_ms:
         raise ValueError("endgame needs a time budget (decision_ms or duration_ms): the engine's expectiminimax "
-                         "has no budget in iterations")
+                         "has no budget in iterations; with iterations, set endgame=0 (players.NAME.endgame=0)")
     return left
 
 
