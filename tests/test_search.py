@@ -510,7 +510,9 @@ def test_a_position_search_as_long_as_the_search_timeout_is_refused_before_any_g
     ({"workers": -2}, "workers must be 1 or more (or null: the cores less one), not -2"),
     ({"workers": 0}, "workers must be 1 or more"),
     ({"early_samples": -1}, "early_samples must be 0 (samples throughout) or more, not -1"),
-    ({"endgame": 4, "iterations": 300}, "endgame needs a time budget (decision_ms or duration_ms)"),
+    ({"endgame": 4, "iterations": 300}, "endgame needs a time budget (decision_ms or duration_ms): the engine's "
+                                         "expectiminimax has no budget in iterations; with iterations, set endgame=0 "
+                                         "(players.NAME.endgame=0)"),
     ({"endgame": -1}, "endgame must be a number of Pokémon left on both sides together, 0 to 12, not -1"),
 ])
 def test_search_workers_or_early_samples_below_their_range_are_refused_before_any_game(settings, says):
