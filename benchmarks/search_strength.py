@@ -46,7 +46,6 @@ import functools
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -148,8 +147,9 @@ def measure(runs_dir: Path, name: str, luck: bool) -> tuple[pd.DataFrame, pd.Dat
     searched = pd.DataFrame({"opponent": decisions.uid.map(games.set_index("uid").opponent).to_numpy(),
                              "latency_s": decisions.latency_s.to_numpy(),
                              "iterations": [e.get("engine_iterations") for e in extra],
-                             # the end-game's expectiminimax (`endgame`) counts no iterations
-                             "mcts": [e.get("engine_method", "mcts") == "mcts" for e in extra]}).dropna()
+                             "method": [e.get("engine_method", "mcts") for e in extra]}).dropna()
+    # the end-game's expectiminimax (`endgame`) counts no iterations: a figure of MCTS decisions only
+    searched["iterations"] = searched.iterations.where(searched.method == "mcts")
     others = data.decisions.loc[data.decisions.player != "search", ["player", "latency_s"]].dropna()
     return pairs, searched, others
 
@@ -202,7 +202,7 @@ def rounds(measured: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], labels: li
                      "lo": lo, "hi": hi,
                      "adjusted": adjusted.mean(),  # NaN without luck
                      "adjusted_lo": adjusted.mean() - half, "adjusted_hi": adjusted.mean() + half,
-                     "ms": 1000 * bot.latency_s.mean(), "iterations": bot.iterations[bot.mcts].mean(),
+                     "ms": 1000 * bot.latency_s.mean(), "iterations": bot.iterations.mean(),
                      "opponent_ms": 1000 * other.latency_s.mean()})
     return pd.DataFrame(rows)
 
@@ -278,7 +278,7 @@ def report(results: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]], 
         searched = results[name][1]
         ms = 1000 * searched.latency_s
         print(f"| {name} | {len(searched)} | {ms.mean():.0f} | {ms.median():.0f} | {ms.quantile(0.95):.0f} | "
-              f"{statistics.fmean(searched.iterations[searched.mcts]):,.0f} |")
+              f"{searched.iterations.mean():,.0f} |")
     print()
     print("| opponent, in the games of | decisions | ms per decision: mean | median | 95th percentile |")
     print("|---|---|---|---|---|")
