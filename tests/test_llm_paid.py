@@ -20,6 +20,7 @@ from support.existing_server import on_server
 from support.llm import reset_api, fake_server_model
 from support.games import REPO_DIR, play, results
 from pokebench.llm.client import ChatClient, LLMAPIError, ModelConfig
+from pokebench.llm.delivery import watch_delivery
 from pokebench.llm.errors import ContextLengthExceeded, KeyRefused, UnknownModel, UnsupportedParameter
 from pokebench.llm.fake_server import LocalOpenAI, Reply, hashed_policy
 from pokebench.llm.preflight import PreflightError, probe_models
@@ -90,19 +91,32 @@ def test_at_the_turn_limit_tie_no_call_is_made_and_the_record_is_consistent(show
     assert player.decision_log == result.decisions  # nothing was added after the record was taken
 
 
-class CrashesOnTurn2(BenchPlayer):
-    """Plays randomly, then fails at turn 2: the game is voided while the model thinks."""
+class CrashesWhileTheModelThinks(BenchPlayer):
+    """Plays randomly; from turn 2, once the server is thinking on the LLM's request (a 1 s delay, received under 0.5 s
+    ago), fails: the game is voided with that request in flight. It waits without blocking the event loop, which the
+    LLM's request needs to be sent (a blocking sleep here voided the game before it was, now and then)."""
 
-    def choose_move(self, battle):
-        if battle.turn >= 2:
-            time.sleep(0.3)  # the LLM's (slow) request is under way
-            raise RuntimeError("deliberate crash for a test")
-        return self.rng.choice(battle.valid_orders)
+    api: LocalOpenAI
+
+    async def choose_move(self, battle):
+        if battle.turn < 2:
+            return self.rng.choice(battle.valid_orders)
+        deadline = time.monotonic() + 20
+        while not (len(self.api.requests) >= 2 and time.time() - self.api.requests[-1].received_at < 0.5):
+            assert time.monotonic() < deadline, "the LLM's request of turn 2 never reached the server"
+            await asyncio.sleep(0.01)
+        raise RuntimeError("deliberate crash for a test")
 
 
 def test_a_voided_game_gets_no_further_request_and_keeps_its_spend(showdown, api):
     api.policy = lambda request: Reply(text=hashed_policy(request), delay=1.0 if request.index >= 1 else 0.0)
-    outcome, player = play_llm(showdown, api, "voided", opponent=CrashesOnTurn2)
+
+    def crashing(**kwargs: Any) -> CrashesWhileTheModelThinks:
+        player = CrashesWhileTheModelThinks(**kwargs)
+        player.api = api
+        return player
+
+    outcome, player = play_llm(showdown, api, "voided", opponent=crashing)
     assert isinstance(outcome, HarnessError) and "deliberate crash" in outcome.detail
     sent = len(api.requests)
     time.sleep(2.5)  # a cancelled think would have answered and asked again by now
@@ -113,6 +127,43 @@ def test_a_voided_game_gets_no_further_request_and_keeps_its_spend(showdown, api
     assert [d.extra.get("error") for d in outcome.decisions if d not in answers] == ["cancelled"]
     assert len(outcome.decisions) == sent
     assert player.game_over
+
+
+def test_a_request_cancelled_is_counted_served_exactly_when_the_provider_got_it(api):
+    """Cancelled at moments from before its connection to while the provider thinks: the client's verdict (in flight,
+    so paid) must be what the server saw. On the parent every cancelled request was 'served', sent or not."""
+    api.policy = lambda request: Reply(text="ACTION: 1", delay=0.5)
+    client = ChatClient(ModelConfig.from_dict(model(api)))
+
+    async def cancel_after(moment: float) -> bool:
+        with watch_delivery() as delivery:
+            task = asyncio.ensure_future(client.complete([{"role": "user", "content": "u" * 20_000}]))
+            await asyncio.sleep(moment)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        return delivery.in_flight
+
+    async def sweep() -> list[tuple[bool, bool]]:
+        seen = []
+        for moment in (0.0, 0.0, 0.001, 0.003, 0.01, 0.03, 0.2, 0.3):
+            before = len(api.requests)
+            delivered = await cancel_after(moment)
+            await asyncio.sleep(0.3)  # what the server has by now, it got before the cancellation
+            seen.append((delivered, len(api.requests) > before))
+        return seen
+
+    seen = asyncio.run(sweep())
+    assert all(delivered == received for delivered, received in seen), seen
+    assert {delivered for delivered, _ in seen} == {False, True}, seen  # both kinds of moment were struck
+
+    async def answered() -> bool:  # an answer read in full leaves nothing in flight
+        api.policy = lambda request: "ACTION: 1"
+        with watch_delivery() as delivery:
+            await client.complete([{"role": "user", "content": "u"}])
+        return delivery.in_flight
+
+    assert asyncio.run(answered()) is False
 
 
 # ---- every answer checked; a deadline for the whole answer --------------------------------------------

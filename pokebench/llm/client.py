@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from pokebench.llm.delivery import settled, trace_delivery
 from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, FatalAPIError, KeyRefused, LLMAPIError,
                                   MissingAPIKey, ModelConfigError, UnknownModel, UnsupportedParameter, classify,
                                   error_fields, printable)
@@ -271,7 +272,9 @@ def _shared_client(base_url: str, api_key: str, timeout: float) -> openai.AsyncO
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     key = (base_url, api_key, timeout)
     if key not in per_loop:
-        per_loop[key] = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        per_loop[key] = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0,
+                                           http_client=openai.DefaultAsyncHttpxClient(
+                                               event_hooks={"request": [trace_delivery]}))
     return per_loop[key]
 
 
@@ -329,7 +332,15 @@ class ChatClient:
                 model=self.config.model, messages=messages, **params)
             return raw.http_response.content
 
-        return await asyncio.wait_for(request(), timeout=self.config.timeout)
+        try:
+            content = await asyncio.wait_for(request(), timeout=self.config.timeout)
+        except asyncio.CancelledError:  # cut off from outside: whether it was delivered is what its watcher reads
+            raise
+        except BaseException:
+            settled()
+            raise
+        settled()
+        return content
 
     def _refused(self, err: openai.APIStatusError) -> LLMAPIError:
         c = self.config

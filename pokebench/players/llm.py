@@ -11,7 +11,8 @@ is the next user message and the model chooses again. Earlier messages never cha
 Every answer is one :class:`~pokebench.player.decisions.DecisionRecord` of ``self.decision_log``
 (tokens, cost, latency, the raw answer, the action, the reason and what went wrong); :meth:`LLMPlayer.game_summary`
 sums them for the game's record. A request cancelled in flight (the game ended or the
-run stopped) is an entry too, with ``error: "cancelled"`` in its ``extra``: the provider served it.
+run stopped) is an entry too, with ``error: "cancelled"`` in its ``extra``, when its body had been sent: the provider
+served it (:mod:`pokebench.llm.delivery`); one cut off before that never reached the provider and costs nothing.
 
 Extension points for players built on this one (the Continual Harness player uses them):
 :meth:`first_message_prefix` (text in front of a game's first user message; the system
@@ -52,6 +53,7 @@ from pokebench.text.renderer import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 from pokebench.llm.client import ChatClient, Completion, ModelConfig
+from pokebench.llm.delivery import watch_delivery
 from pokebench.llm.errors import ContextLengthExceeded
 from pokebench.llm.usage import Usage, cost_usd
 from pokebench.util import atomic_write_text
@@ -177,14 +179,16 @@ class LLMPlayer(BenchPlayer):
         while True:
             self.messages.append({"role": "user", "content": message})
             try:
-                completion = await self.ask(battle)
+                with watch_delivery() as delivery:
+                    completion = await self.ask(battle)
             except ContextLengthExceeded as err:
                 return self._give_up(battle, reask, "context_length", str(err))
-            except asyncio.CancelledError:  # the game ended or the run stopped with a request in flight: it is paid
-                entry = self._entry(battle, None, None, reask)
-                entry.extra.update(error="cancelled", error_detail="the game ended while this request was in flight "
-                                                                   "(served and paid, its tokens unknown)")
-                self.decision_log.append(entry)
+            except asyncio.CancelledError:  # the game ended or the run stopped with a request in flight
+                if delivery.in_flight:  # the provider has it: it is served and paid (not so if it was never sent)
+                    entry = self._entry(battle, None, None, reask)
+                    entry.extra.update(error="cancelled", error_detail="the game ended while this request was in "
+                                                                       "flight (served and paid, its tokens unknown)")
+                    self.decision_log.append(entry)
                 raise
             answer = completion.text or ""
             # an empty assistant message is refused by some APIs; the log keeps the answer as it came
