@@ -192,6 +192,44 @@ def test_a_failed_refinement_leaves_the_harness_as_it_was_and_keeps_its_games_fo
     assert len(files.read_state().attempts) == 2 and len(seen) == 5
 
 
+def test_a_refinement_stopped_while_the_provider_has_a_call_records_that_call(api, tmp_path):
+    """The run stopped (its task cancelled) while the refiner's second call is with the provider: that call is served
+    and paid, so the journal keeps it (its tokens unknown) and the next start records it in the killed attempt, whose
+    cost is what is known. Before, the call was lost from the spend."""
+    def policy(request: ChatRequest) -> Reply | str:
+        slow = "pass 2 of" in request.messages[-1]["content"] and len(api.requests) <= 2
+        return Reply(text='{"edits": []}', delay=5.0) if slow else '{"edits": []}'
+
+    api.policy = policy
+    api.requests.clear()
+    files = HarnessFiles(tmp_path)
+    files.write_trajectory("e1.g1", trajectory("e1.g1", 1))
+
+    def refiner() -> HarnessRefiner:
+        return HarnessRefiner(tmp_path, "ch", "scratch", None, 1, refiner_config(api), Budgets(), 5000)
+
+    async def stopped_while_the_provider_thinks() -> None:
+        first = refiner()
+        await first.before_epoch(1, {})
+        task = asyncio.ensure_future(first.before_epoch(2, {1: ["e1.g1"]}))
+        deadline = time.monotonic() + 30
+        while len(api.requests) < 2:
+            assert time.monotonic() < deadline and not task.done(), "the second call never reached the server"
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stopped_while_the_provider_thinks())
+    calls = files.read_calls()
+    assert [c.get("error") for c in calls] == [None, "cancelled"] and calls[0]["cost_usd"] > 0
+    assert calls[1]["cost_usd"] is None and calls[1]["pass"] != calls[0]["pass"]  # the second pass, cut off
+    asyncio.run(refiner().before_epoch(2, {1: ["e1.g1"]}))  # the next start
+    killed, done = files.read_state().attempts
+    assert killed["killed"] and [c.get("error") for c in killed["calls"]] == [None, "cancelled"]
+    assert killed["cost_usd"] == calls[0]["cost_usd"] and done["ok"]
+
+
 def test_a_key_in_the_refiners_edits_never_reaches_the_harness_its_files_or_its_games(api, tmp_path, monkeypatch):
     """The harness a refiner writes is written (its versions) and sent in every later game (the store's `sent`, the
     site): its model's key must be blanked out of it, as out of a player's answers. It was kept as written."""

@@ -16,12 +16,14 @@ and the games wait for the next attempt.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from pokebench.llm.client import ChatClient, Completion, ModelConfig, cost_usd
+from pokebench.llm.delivery import watch_delivery
 from pokebench.players.continual import signatures as sig
 from pokebench.players.continual.edits import FORMATS, PassResult, apply_pass
 from pokebench.players.continual.harness import PART_PASSES, SWITCHES, Budgets, Harness
@@ -175,6 +177,13 @@ def _call_record(pass_name: str, completion: Completion, config: ModelConfig) ->
             "finish_reason": completion.finish_reason}
 
 
+def _cut_off_record(pass_name: str, config: ModelConfig) -> dict[str, Any]:
+    """A call the stop of the run cut off once the provider had it: served and paid, its tokens and cost unknown."""
+    return {"pass": pass_name, "model": config.model, **{k: None for k in _TOKEN_KEYS}, "cost_usd": None,
+            "error": "cancelled", "error_detail": "the run stopped while this call was in flight (served and paid, "
+                                                  "its tokens unknown)"}
+
+
 async def refine(harness: Harness, games: list[dict[str, Any]], config: ModelConfig, budgets: Budgets,
                  log_chars: int = 20000, parts: Sequence[str] = SWITCHES,
                  on_call: Callable[[dict[str, Any]], None] | None = None, history: str = "") -> Refinement:
@@ -196,8 +205,13 @@ async def refine(harness: Harness, games: list[dict[str, Any]], config: ModelCon
                 f"{result.harness.render(with_ids=True, parts=parts)}\n\n"
                 f"{pass_request(pass_name, number, len(passes), budgets)}")
         try:
-            completion = await client.complete([{"role": "system", "content": system},
-                                                {"role": "user", "content": user}])
+            with watch_delivery() as delivery:
+                completion = await client.complete([{"role": "system", "content": system},
+                                                    {"role": "user", "content": user}])
+        except asyncio.CancelledError:  # the run stopped with this call in flight: paid if the provider has it
+            if delivery.in_flight and on_call is not None:
+                on_call(_cut_off_record(pass_name, config))
+            raise
         except Exception as err:  # an API that stays down (after its retries): the harness stays as it was
             raise RefinementFailed(f"pass {pass_name}: {type(err).__name__}: {client.redact(str(err))}"[:1000],
                                    result.calls) from err

@@ -186,6 +186,8 @@ def attempts_line(attempts: list[dict[str, Any]], calls_under_way: int = 0) -> s
 
 
 def _total(calls: list[dict[str, Any]]) -> float | None:
-    costs = [c.get("cost_usd") for c in calls]
+    """The calls' cost, None when one's is unknown (prices unknown). A call cut off in flight (its tokens unknown)
+    adds nothing, as a player's does: the total is what is known to be spent."""
+    costs = [c.get("cost_usd") for c in calls if c.get("error") != "cancelled"]
     known = [float(c) for c in costs if c is not None]
     return round(float(sum(known)), 10) if len(known) == len(costs) else None
