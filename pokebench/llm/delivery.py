@@ -7,6 +7,11 @@ provider never saw it and nothing is owed. Only the HTTP client knows which: the
 every request watched by :func:`watch_delivery` httpcore's ``trace`` extension, whose
 ``send_request_body.complete`` event marks it delivered; :meth:`ChatClient._send <pokebench.llm.client.ChatClient>`
 marks it settled once its attempt ends any other way than by a cancellation.
+
+One race is left: a body larger than the transport's buffer (about 64 KiB, a long conversation) may wait for the
+buffer to drain after its last write; cut off there, the connection is closed and what was left is discarded, so
+the provider does not get it whole, unless the buffer drains in the loop's one turn before the abort (then a paid
+request goes unrecorded). Marking earlier (at ``.started``) would instead record requests the provider never got.
 """
 
 from __future__ import annotations
