@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from pokebench.llm.delivery import settled, trace_delivery
+from pokebench.llm.delivery import settled_unless_cut_off, trace_delivery
 from pokebench.llm.errors import (ContextLengthExceeded, EndpointUnreachable, FatalAPIError, KeyRefused, LLMAPIError,
                                   MissingAPIKey, ModelConfigError, UnknownModel, UnsupportedParameter, classify,
                                   error_fields, printable)
@@ -332,15 +332,8 @@ class ChatClient:
                 model=self.config.model, messages=messages, **params)
             return raw.http_response.content
 
-        try:
-            content = await asyncio.wait_for(request(), timeout=self.config.timeout)
-        except asyncio.CancelledError:  # cut off from outside: whether it was delivered is what its watcher reads
-            raise
-        except BaseException:
-            settled()
-            raise
-        settled()
-        return content
+        with settled_unless_cut_off():  # cut off from outside, whether it was delivered is what its watcher reads
+            return await asyncio.wait_for(request(), timeout=self.config.timeout)
 
     def _refused(self, err: openai.APIStatusError) -> LLMAPIError:
         c = self.config

@@ -5,8 +5,9 @@ sent whole, the provider has it: it answers and bills it, and the player records
 cancellation came before that (while the request was being built, waited for a connection or was being written), the
 provider never saw it and nothing is owed. Only the HTTP client knows which: the shared client's request hook gives
 every request watched by :func:`watch_delivery` httpcore's ``trace`` extension, whose
-``send_request_body.complete`` event marks it delivered; :meth:`ChatClient._send <pokebench.llm.client.ChatClient>`
-marks it settled once its attempt ends any other way than by a cancellation.
+``send_request_body.complete`` event marks it delivered; the client's :func:`settled_unless_cut_off` marks it
+settled once its attempt ends any other way than by a cancellation; :func:`recorded_if_cut_off` records it when it
+is cut off after delivery.
 
 One race is left: a body larger than the transport's buffer (about 64 KiB, a long conversation) may wait for the
 buffer to drain after its last write; cut off there, the connection is closed and what was left is discarded, so
@@ -16,12 +17,17 @@ request goes unrecorded). Marking earlier (at ``.started``) would instead record
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-__all__ = ["Delivery", "watch_delivery", "settled", "trace_delivery"]
+__all__ = ["CUT_OFF", "Delivery", "watch_delivery", "recorded_if_cut_off", "cut_off_fields",
+           "settled_unless_cut_off", "trace_delivery"]
+
+#: The ``error`` of the record of a request cut off once the provider had it (its tokens and cost unknown).
+CUT_OFF = "cancelled"
 
 
 @dataclass
@@ -45,11 +51,39 @@ def watch_delivery() -> Iterator[Delivery]:
         _watched.reset(token)
 
 
-def settled() -> None:
-    """The watched request's attempt ended (answered, refused, timed out, failed): nothing of it is in flight."""
-    delivery = _watched.get()
-    if delivery is not None:
-        delivery.in_flight = False
+@contextlib.contextmanager
+def recorded_if_cut_off(record: Callable[[], None]) -> Iterator[None]:
+    """Call `record` when the block is cancelled with a request the provider has (served and paid); re-raise."""
+    with watch_delivery() as delivery:
+        try:
+            yield
+        except asyncio.CancelledError:
+            if delivery.in_flight:
+                record()
+            raise
+
+
+def cut_off_fields(cause: str, what: str) -> dict[str, str]:
+    """The ``error`` and ``error_detail`` of a cut-off request's record: `cause` (the game ended, the run stopped)
+    while this `what` (request, call) was in flight."""
+    return {"error": CUT_OFF,
+            "error_detail": f"{cause} while this {what} was in flight (served and paid, its tokens unknown)"}
+
+
+@contextlib.contextmanager
+def settled_unless_cut_off() -> Iterator[None]:
+    """One attempt of a request: once it ends any other way than by a cancellation (answered, refused, timed out,
+    failed), nothing of it is in flight."""
+    cut_off = False
+    try:
+        yield
+    except asyncio.CancelledError:
+        cut_off = True
+        raise
+    finally:
+        delivery = _watched.get()
+        if delivery is not None and not cut_off:
+            delivery.in_flight = False
 
 
 async def trace_delivery(request: Any) -> None:

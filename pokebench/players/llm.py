@@ -40,7 +40,6 @@ model config bounds its games at once.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any, Callable, List, overload
@@ -53,7 +52,7 @@ from pokebench.text.renderer import BattleText
 from pokebench.player.bench_player import BenchPlayer, GameContext
 from pokebench.player.decisions import SHARED_FIELDS, DecisionRecord
 from pokebench.llm.client import ChatClient, Completion, ModelConfig
-from pokebench.llm.delivery import watch_delivery
+from pokebench.llm.delivery import cut_off_fields, recorded_if_cut_off
 from pokebench.llm.errors import ContextLengthExceeded
 from pokebench.llm.usage import Usage, cost_usd
 from pokebench.util import atomic_write_text
@@ -178,18 +177,11 @@ class LLMPlayer(BenchPlayer):
         invalid = 0
         while True:
             self.messages.append({"role": "user", "content": message})
-            try:
-                with watch_delivery() as delivery:
+            try:  # the game ended or the run stopped with a request the provider has: it is served and paid
+                with recorded_if_cut_off(lambda: self._record_cut_off(battle, reask)):
                     completion = await self.ask(battle)
             except ContextLengthExceeded as err:
                 return self._give_up(battle, reask, "context_length", str(err))
-            except asyncio.CancelledError:  # the game ended or the run stopped with a request in flight
-                if delivery.in_flight:  # the provider has it: it is served and paid (not so if it was never sent)
-                    entry = self._entry(battle, None, None, reask)
-                    entry.extra.update(error="cancelled", error_detail="the game ended while this request was in "
-                                                                       "flight (served and paid, its tokens unknown)")
-                    self.decision_log.append(entry)
-                raise
             answer = completion.text or ""
             # an empty assistant message is refused by some APIs; the log keeps the answer as it came
             self.messages.append({"role": "assistant", "content": answer if answer.strip() else "(empty answer)"})
@@ -212,6 +204,11 @@ class LLMPlayer(BenchPlayer):
             self.decision_log.append(entry)
             message = prompt.reask_message(problem)
             reask = True
+
+    def _record_cut_off(self, battle: AbstractBattle, reask: bool) -> None:
+        entry = self._entry(battle, None, None, reask)
+        entry.extra.update(cut_off_fields("the game ended", "request"))
+        self.decision_log.append(entry)
 
     # ---- the end of a game: its conversation, for training data (pokebench export-training) ---------
     def _battle_finished_callback(self, battle: AbstractBattle) -> None:

@@ -16,14 +16,13 @@ and the games wait for the next attempt.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from pokebench.llm.client import ChatClient, Completion, ModelConfig, cost_usd
-from pokebench.llm.delivery import watch_delivery
+from pokebench.llm.delivery import cut_off_fields, recorded_if_cut_off
 from pokebench.players.continual import signatures as sig
 from pokebench.players.continual.edits import FORMATS, PassResult, apply_pass
 from pokebench.players.continual.harness import PART_PASSES, SWITCHES, Budgets, Harness
@@ -180,8 +179,7 @@ def _call_record(pass_name: str, completion: Completion, config: ModelConfig) ->
 def _cut_off_record(pass_name: str, config: ModelConfig) -> dict[str, Any]:
     """A call the stop of the run cut off once the provider had it: served and paid, its tokens and cost unknown."""
     return {"pass": pass_name, "model": config.model, **{k: None for k in _TOKEN_KEYS}, "cost_usd": None,
-            "error": "cancelled", "error_detail": "the run stopped while this call was in flight (served and paid, "
-                                                  "its tokens unknown)"}
+            **cut_off_fields("the run stopped", "call")}
 
 
 async def refine(harness: Harness, games: list[dict[str, Any]], config: ModelConfig, budgets: Budgets,
@@ -200,25 +198,21 @@ async def refine(harness: Harness, games: list[dict[str, Any]], config: ModelCon
     system = system_prompt(parts, len(passes), (f"{history}\n\n" if history else "")
                            + f"THE {len(games)} GAME(S) TO REFINE FROM (in full)\n\n{shared}")
     client = ChatClient(config)
+    paid = on_call or (lambda record: None)
     for number, pass_name in enumerate(passes, 1):
         user = (f"THE HARNESS NOW (after the passes before this one)\n"
                 f"{result.harness.render(with_ids=True, parts=parts)}\n\n"
                 f"{pass_request(pass_name, number, len(passes), budgets)}")
-        try:
-            with watch_delivery() as delivery:
+        try:  # the run stopped with this call in flight: paid if the provider has it
+            with recorded_if_cut_off(lambda: paid(_cut_off_record(pass_name, config))):
                 completion = await client.complete([{"role": "system", "content": system},
                                                     {"role": "user", "content": user}])
-        except asyncio.CancelledError:  # the run stopped with this call in flight: paid if the provider has it
-            if delivery.in_flight and on_call is not None:
-                on_call(_cut_off_record(pass_name, config))
-            raise
         except Exception as err:  # an API that stays down (after its retries): the harness stays as it was
             raise RefinementFailed(f"pass {pass_name}: {type(err).__name__}: {client.redact(str(err))}"[:1000],
                                    result.calls) from err
         record = _call_record(pass_name, completion, config)
         result.calls.append(record)
-        if on_call is not None:
-            on_call(record)
+        paid(record)
         text = client.redact(completion.text or "")  # its edits become the harness: written, and sent in every game
         try:
             edits = parse_edits(text)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pokebench.llm.client import ModelConfig
+from pokebench.llm.delivery import CUT_OFF
 from pokebench.players.continual import history
 from pokebench.players.continual import signatures as sig
 from pokebench.players.continual.harness import SWITCHES, Budgets
@@ -188,6 +189,6 @@ def attempts_line(attempts: list[dict[str, Any]], calls_under_way: int = 0) -> s
 def _total(calls: list[dict[str, Any]]) -> float | None:
     """The calls' cost, None when one's is unknown (prices unknown). A call cut off in flight (its tokens unknown)
     adds nothing, as a player's does: the total is what is known to be spent."""
-    costs = [c.get("cost_usd") for c in calls if c.get("error") != "cancelled"]
+    costs = [c.get("cost_usd") for c in calls if c.get("error") != CUT_OFF]
     known = [float(c) for c in costs if c is not None]
     return round(float(sum(known)), 10) if len(known) == len(costs) else None
