@@ -2,17 +2,21 @@
 
 A game that ends, or a run that stops, cancels the request its player has in flight. If the request's body had been
 sent whole, the provider has it: it answers and bills it, and the player records it (its tokens unknown). If the
-cancellation came before that (while the request was being built, waited for a connection or was being written), the
+cancellation came before that (while the request was being built, waited for a connection or sent its headers), the
 provider never saw it and nothing is owed. Only the HTTP client knows which: the shared client's request hook gives
-every request watched by :func:`watch_delivery` httpcore's ``trace`` extension, whose
-``send_request_body.complete`` event marks it delivered; the client's :func:`settled_unless_cut_off` marks it
-settled once its attempt ends any other way than by a cancellation; :func:`recorded_if_cut_off` records it when it
-is cut off after delivery.
+every request watched by :func:`watch_delivery` httpcore's ``trace`` extension, whose ``send_request_body.started``
+event marks it delivered; the client's :func:`settled_unless_cut_off` marks it settled once its attempt ends any
+other way than by a cancellation; :func:`recorded_if_cut_off` records it when it is cut off after delivery.
 
-One race is left: a body larger than the transport's buffer (about 64 KiB, a long conversation) may wait for the
-buffer to drain after its last write; cut off there, the connection is closed and what was left is discarded, so
-the provider does not get it whole, unless the buffer drains in the loop's one turn before the abort (then a paid
-request goes unrecorded). Marking earlier (at ``.started``) would instead record requests the provider never got.
+Why ``.started`` and not ``.complete``: the body is one chunk (the client's JSON), and the socket stream hands a chunk
+to the transport before the write's first suspension, so a cancellation after ``.started`` finds the body handed
+over. It then lands at the write's closing checkpoint, before ``.complete``: marking there left such a paid request
+unrecorded (measured: 6 of 700 cancellations, every one answered by the server). The cancellations that come before
+``.started`` land while connecting or writing the headers, and the server never answers those.
+
+One race is left, on the safe side: a body larger than the transport's buffer (about 64 KiB, a long conversation)
+waits for the buffer to drain after its write; cut off there, the connection is closed and the rest is discarded,
+so a request the provider never got whole is recorded as paid. On loopback it drained every time (300 KB bodies).
 """
 
 from __future__ import annotations
@@ -87,13 +91,13 @@ def settled_unless_cut_off() -> Iterator[None]:
 
 
 async def trace_delivery(request: Any) -> None:
-    """An HTTP client's request hook: a watched request is marked in flight once its body is sent whole."""
+    """An HTTP client's request hook: a watched request is marked in flight once its body is handed to the socket."""
     delivery = _watched.get()
     if delivery is None:
         return
 
     async def trace(event: str, info: Mapping[str, Any]) -> None:
-        if event.endswith("send_request_body.complete"):
+        if event.endswith("send_request_body.started"):
             delivery.in_flight = True
 
     request.extensions["trace"] = trace
