@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +25,7 @@ from pokebench.analysis.cache import append_entries, cache_path
 from pokebench.analysis.settings import Settings, engine_version
 from pokebench.llm.fake_server import ChatRequest, LocalOpenAI, Reply
 from pokebench.players.continual.versions import HarnessFiles
+from pokebench.players.continual.export import cut_off_path, key
 from pokebench.players.continual.training_formats import beside, engine_key
 from pokebench.results.store import RunStore
 
@@ -182,6 +185,43 @@ def test_export_resumes_after_a_teacher_failure_without_paying_twice(api, trajec
     assert len(items) == answers.kind.isna().sum()
     assert len(api.requests) - calls_before == len(items) - 3  # only the rest was asked (and paid)
     assert f"Wrote {len(items)} examples" in printed
+
+
+@pytest.mark.parametrize("stop, code, how", [(signal.SIGINT, 130, "Interrupted."),
+                                             (signal.SIGTERM, 143, "Stopped by SIGTERM.")], ids=["ctrl-c", "sigterm"])
+def test_an_export_stopped_while_the_teacher_thinks_lists_every_request_it_paid_for(api, trajectories_run, stop, code,
+                                                                                    how):
+    """Every teacher request the server received is a label or a listed cut-off one; the next start asks the rest.
+    Before, Ctrl-C printed a traceback and the requests the teacher had were paid and recorded nowhere."""
+    cwd, _ = trajectories_run
+    out = cwd / f"stopped-{code}.jsonl"
+    api.policy = lambda request: Reply(text="ACTION: 1\nREASON: slowly", delay=1.0)
+    before = len(api.requests)
+    proc = pokebench(cwd, api, "export-training", "ch-smoke-t1-after", "--teacher", "local", "--out", str(out),
+                     sigint_default=True)
+    deadline = time.monotonic() + 120
+    while len(api.requests) - before < 6 and time.monotonic() < deadline:  # four answered, more in flight
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(stop)
+    _, err = proc.communicate(timeout=120)
+    asked = len(api.requests) - before
+    assert proc.returncode == code and how in err and "Traceback" not in err, err[-2000:]
+    labels = [json.loads(line) for line in out.read_text().splitlines()]
+    listed = [json.loads(line) for line in cut_off_path(out).read_text().splitlines()]
+    assert len(labels) >= 4 and listed and len(labels) + len(listed) == asked, (len(labels), len(listed), asked)
+    assert all(r["teacher"]["error"] == "cancelled" and r["teacher"]["cost_usd"] is None for r in listed)
+    assert f"{len(labels)} label(s) paid for" in err and f"the {len(listed)} request(s) it cut off" in err
+
+    api.policy = lambda request: "ACTION: 1\nREASON: at once"
+    printed = finish(pokebench(cwd, api, "export-training", "ch-smoke-t1-after", "--teacher", "local", "--out",
+                               str(out)))
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    keys = {key(i) for i in items}
+    assert len(keys) == len(items) and {key(r) for r in listed} <= keys  # a cut-off one is asked again, once
+    assert len(api.requests) - before == asked + len(items) - len(labels)
+    assert f"and {len(listed)} rows to {cut_off_path(out)}" in printed
+    api.policy = Script()  # as the other tests found it
 
 
 def test_a_teachers_key_is_in_no_label_and_a_missing_one_is_one_line_before_any_file(api, trajectories_run):

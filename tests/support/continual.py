@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -82,13 +83,15 @@ class Script:
 
 
 def pokebench(cwd: Path, api: LocalOpenAI, *args: str, server: LocalShowdown | None = None,
-              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+              env: dict[str, str] | None = None, sigint_default: bool = False) -> subprocess.Popen[str]:
     """`python -m pokebench ARGS` with its models on `api`; on `server` (the worker's, running) if given; `env`
-    added to the environment."""
+    added to the environment; `sigint_default`: Ctrl-C's default handler restored (a test's child may start with
+    SIGINT ignored)."""
     extra, server_env = on_server(server) if server is not None else ([], {})
     env = dict(os.environ, PYTHONPATH=str(REPO_DIR), POKEBENCH_BASE_URL=api.base_url, **server_env, **(env or {}))
     return subprocess.Popen([sys.executable, "-m", "pokebench", *args, *extra], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if sigint_default else None)
 
 
 def finish(proc: subprocess.Popen[str]) -> str:

@@ -14,8 +14,10 @@ by a harness error never is). With ``--teacher MODEL`` (a ``conf/model/MODEL.yam
 is sent to the teacher on the same prefix; its answer's action and reason, whether it names a
 legal action and whether it agrees with the player's, are added as ``teacher``. Each labelled line
 is written as soon as the teacher answers: a teacher that fails leaves every paid label written,
-and the same command again asks only for the rest. Beside it, the preference and reward files
-(:mod:`pokebench.players.continual.training_formats`).
+and the same command again asks only for the rest. Ctrl-C and SIGTERM stop it the same way; a request
+the stop cut off once the teacher had it (so paid, its answer never read) is listed in
+``FILE.cut-off.jsonl`` beside the export, its tokens and cost unknown, and is asked again on the next
+start. Beside it, the preference and reward files (:mod:`pokebench.players.continual.training_formats`).
 """
 
 from __future__ import annotations
@@ -23,20 +25,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Coroutine, Iterator, TypeVar
 
 from omegaconf import OmegaConf
 
 from pokebench import paths
 from pokebench.invocation import command_prefix
 from pokebench.llm.client import ChatClient, ModelConfig, cost_usd
+from pokebench.llm.delivery import cut_off_fields, recorded_if_cut_off
 from pokebench.llm.errors import ModelConfigError
 from pokebench.players.continual import training_formats
 from pokebench.results.store import RunStore, StoreError, run_stores
 from pokebench.text import answers
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -140,16 +146,37 @@ class TeacherFailed(RuntimeError):
         self.labelled, self.left = labelled, left
 
 
+class ExportStopped(RuntimeError):
+    """Ctrl-C or SIGTERM stopped the export; the labels paid for are written, the requests cut off listed."""
+
+    def __init__(self, how: str, exit_code: int, labelled: int, cut_off: int) -> None:
+        super().__init__(how)
+        self.how, self.exit_code, self.labelled, self.cut_off = how, exit_code, labelled, cut_off
+
+
+def cut_off_path(out: Path) -> Path:
+    """Where the export `out` lists the teacher's requests that a stop cut off once the teacher had them."""
+    return out.with_name(f"{training_formats.stem(out)}.cut-off.jsonl")
+
+
+def _cut_off_record(item: dict[str, Any], config: ModelConfig) -> dict[str, Any]:
+    """A request cut off by a stop while the teacher had it: paid, its answer never read."""
+    return {**{k: item[k] for k in ("game_id", "player", "answer_index")},
+            "teacher": {"model": config.model, **cut_off_fields("the export stopped", "request"),
+                        "input_tokens": None, "output_tokens": None, "cost_usd": None}}
+
+
 def key(item: dict[str, Any]) -> tuple[str, str, int]:
     """An example's identity: (game, player, answer index)."""
     return str(item["game_id"]), str(item["player"]), int(item["answer_index"])
 
 
 async def relabel(items: list[dict[str, Any]], config: ModelConfig, labelled: Callable[[dict[str, Any]], None],
-                  concurrency: int = 4) -> None:
+                  concurrency: int = 4, cut_off: Callable[[dict[str, Any]], None] = lambda record: None) -> None:
     """Add the teacher's label to each example (the same prefix, without the player's answer) and hand it to
     `labelled` as soon as it is paid. After a failure no request is started (the ones in flight finish), and
-    :class:`TeacherFailed` says how many were labelled."""
+    :class:`TeacherFailed` says how many were labelled. Cancelled, each request the teacher had is handed to
+    `cut_off` (paid, unanswered)."""
     client = ChatClient(config)
     gate = asyncio.Semaphore(concurrency)
     failures: list[BaseException] = []
@@ -162,7 +189,8 @@ async def relabel(items: list[dict[str, Any]], config: ModelConfig, labelled: Ca
             if failures:
                 return
             try:
-                completion = await client.complete(prefix)
+                with recorded_if_cut_off(lambda: cut_off(_cut_off_record(item, config))):
+                    completion = await client.complete(prefix)
             except Exception as err:  # an API error after its retries, or a broken answer: reported below
                 failures.append(err)
                 return
@@ -211,9 +239,20 @@ def _read_labelled(out: Path, model: str) -> list[dict[str, Any]]:
     return kept
 
 
+async def _cancelled_by_sigterm(coro: Coroutine[Any, Any, T]) -> T:
+    """`coro`, cancelled by SIGTERM as ``asyncio.run`` cancels it on Ctrl-C (its requests in flight recorded)."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await coro
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 def export(run_dir: Path, out: Path, teacher: str | None = None) -> int:
     """Write the JSONL file (and, beside it, the preference and reward files); the number of examples.
-    Raises :class:`TeacherFailed` (the labels paid for are written)."""
+    Raises :class:`TeacherFailed` or :class:`ExportStopped` (the labels paid for are written)."""
     if not run_stores(run_dir):
         raise SystemExit(f"error: there is no run at {run_dir} (no store); play it first: {command_prefix()} +run=...")
     items = list(examples(run_dir))
@@ -226,14 +265,25 @@ def export(run_dir: Path, out: Path, teacher: str | None = None) -> int:
     labelled = _read_labelled(out, config.model)
     known = {key(item) for item in labelled}
     out.parent.mkdir(parents=True, exist_ok=True)
+    cut_off: list[dict[str, Any]] = []
     with open(out, "a", encoding="utf-8") as handle:
         def append(item: dict[str, Any]) -> None:
             handle.write(json.dumps(item, ensure_ascii=False) + "\n")
             handle.flush()
             labelled.append(item)
 
+        def list_cut_off(record: dict[str, Any]) -> None:
+            with open(cut_off_path(out), "a", encoding="utf-8") as ledger:
+                ledger.write(json.dumps(record, ensure_ascii=False) + "\n")
+            cut_off.append(record)
+
+        todo = [item for item in items if key(item) not in known]
         try:
-            asyncio.run(relabel([item for item in items if key(item) not in known], config, append))
+            asyncio.run(_cancelled_by_sigterm(relabel(todo, config, append, cut_off=list_cut_off)))
+        except KeyboardInterrupt:
+            raise ExportStopped("Interrupted", 130, len(labelled), len(cut_off)) from None
+        except asyncio.CancelledError:
+            raise ExportStopped("Stopped by SIGTERM", 143, len(labelled), len(cut_off)) from None
         finally:
             handle.flush()
             training_formats.write_beside(out, labelled, run_dir)
@@ -257,8 +307,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {str(err).rstrip('.')}. The {err.labelled} label(s) paid for are in {out}; start the same command again to "
               f"label the other {err.left} (the labelled ones are not asked again).", file=sys.stderr)
         return 1
+    except ExportStopped as stop:
+        listed = (f"; the {stop.cut_off} request(s) it cut off while the teacher had them (paid, tokens unknown) are "
+                  f"listed in {cut_off_path(out)}" if stop.cut_off else "")
+        print(f"\n{stop.how}. The {stop.labelled} label(s) paid for are in {out}{listed}; start the same command again "
+              "to label the rest (the labelled ones are not asked again).", file=sys.stderr)
+        return stop.exit_code
+    except KeyboardInterrupt:  # before the teacher was asked anything
+        print("\nInterrupted before any request to the teacher.", file=sys.stderr)
+        return 130
     print(f"Wrote {count} examples to {out}")
-    for path in training_formats.beside(out).values():
+    for path in [*training_formats.beside(out).values(), cut_off_path(out)]:
         if path.is_file():
             print(f"  and {sum(1 for _ in open(path, encoding='utf-8'))} rows to {path}")
     return 0
