@@ -156,7 +156,7 @@ class ExportStopped(RuntimeError):
 
 def cut_off_path(out: Path) -> Path:
     """Where the export `out` lists the teacher's requests that a stop cut off once the teacher had them."""
-    return out.with_name(f"{training_formats.stem(out)}.cut-off.jsonl")
+    return training_formats.beside_path(out, "cut-off")
 
 
 def _cut_off_record(item: dict[str, Any], config: ModelConfig) -> dict[str, Any]:

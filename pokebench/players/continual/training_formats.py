@@ -34,14 +34,14 @@ _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _TERA = " + Terastallize"
 
 
-def stem(out: Path) -> str:
-    """The name of the export `out` without its ``.jsonl``: the files beside it add their kind to it."""
-    return out.name[:-len(".jsonl")] if out.name.endswith(".jsonl") else out.name
+def beside_path(out: Path, kind: str) -> Path:
+    """The file of this `kind` beside the export `out`: ``FILE.jsonl`` -> ``FILE.KIND.jsonl``."""
+    return out.with_name(f"{out.name.removesuffix('.jsonl')}.{kind}.jsonl")
 
 
 def beside(out: Path) -> dict[str, Path]:
     """The preference and reward files of the export `out`."""
-    return {kind: out.with_name(f"{stem(out)}.{kind}.jsonl") for kind in ("preferences", "rewards")}
+    return {kind: beside_path(out, kind) for kind in ("preferences", "rewards")}
 
 
 def _compact(text: str) -> str:
